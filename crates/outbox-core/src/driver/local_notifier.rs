@@ -1,0 +1,216 @@
+//! The in-process commit notifier: the writer side of local wake-ups.
+//!
+//! A commit callback must be cheap and must never block, so the notifier is a fixed
+//! set of atomic bits (one per bucket, allocated once) plus an "unknown" flag and a
+//! `tokio::sync::Notify`. Notifications coalesce: a thousand commits to one bucket set
+//! one bit and wake the relay once. `Notify` keeps a permit when the relay is not yet
+//! waiting, so a commit that races with the relay going idle is never missed.
+//!
+//! The relay publishes which buckets it owns into a second bit set; a commit that only
+//! touches buckets owned by other relays does not wake this one (their owners find the
+//! rows by polling, or through a cross-pod transport).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use tokio::sync::Notify;
+
+use crate::notifier::CommitNotifier;
+use crate::relay::Hint;
+
+/// One bit per bucket, in atomic 64-bit words.
+#[derive(Debug)]
+struct BucketBits(Box<[AtomicU64]>);
+
+impl BucketBits {
+    fn new(buckets: u32) -> Self {
+        let words = usize::try_from(buckets.div_ceil(64)).unwrap_or(0);
+        BucketBits((0..words).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    fn locate(&self, bucket: i32) -> Option<(&AtomicU64, u64)> {
+        let index = usize::try_from(bucket).ok()?;
+        let word = self.0.get(index / 64)?;
+        Some((word, 1u64 << (index % 64)))
+    }
+
+    fn set(&self, bucket: i32) -> bool {
+        match self.locate(bucket) {
+            Some((word, bit)) => {
+                word.fetch_or(bit, Ordering::AcqRel);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn contains(&self, bucket: i32) -> bool {
+        self.locate(bucket)
+            .is_some_and(|(word, bit)| word.load(Ordering::Acquire) & bit != 0)
+    }
+
+    fn replace_all(&self, buckets: impl IntoIterator<Item = i32>) {
+        let mut fresh = vec![0u64; self.0.len()];
+        for bucket in buckets {
+            if let Ok(index) = usize::try_from(bucket)
+                && let Some(word) = fresh.get_mut(index / 64)
+            {
+                *word |= 1u64 << (index % 64);
+            }
+        }
+        for (word, value) in self.0.iter().zip(fresh) {
+            word.store(value, Ordering::Release);
+        }
+    }
+
+    /// Takes and clears every set bit.
+    fn take(&self, out: &mut Vec<i32>) {
+        for (w, word) in self.0.iter().enumerate() {
+            let mut bits = word.swap(0, Ordering::AcqRel);
+            while bits != 0 {
+                let bit = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if let Ok(bucket) = i32::try_from(w * 64 + bit) {
+                    out.push(bucket);
+                }
+            }
+        }
+    }
+}
+
+/// Wakes one local relay after commits. Obtain it from
+/// [`RelayHandle::notifier`](crate::driver::RelayHandle::notifier) and hand it to the
+/// code that commits outbox rows.
+#[derive(Debug)]
+pub struct LocalNotifier {
+    pending: BucketBits,
+    owned: BucketBits,
+    unknown: AtomicBool,
+    /// Until the relay has acquired leases once, every hint wakes it.
+    ownership_known: AtomicBool,
+    wake: Notify,
+}
+
+impl LocalNotifier {
+    /// A notifier for an outbox with `bucket_count` buckets.
+    pub fn new(bucket_count: u32) -> Self {
+        LocalNotifier {
+            pending: BucketBits::new(bucket_count),
+            owned: BucketBits::new(bucket_count),
+            unknown: AtomicBool::new(false),
+            ownership_known: AtomicBool::new(false),
+            wake: Notify::new(),
+        }
+    }
+
+    /// Called by the relay when its lease set changes.
+    pub(crate) fn set_owned(&self, owned: impl IntoIterator<Item = i32>) {
+        self.owned.replace_all(owned);
+        self.ownership_known.store(true, Ordering::Release);
+    }
+
+    /// Waits until something was committed since the last [`take_hints`](Self::take_hints).
+    pub(crate) async fn notified(&self) {
+        self.wake.notified().await;
+    }
+
+    /// Moves every pending hint into `out` and clears them.
+    pub(crate) fn take_hints(&self, out: &mut Vec<Hint>) {
+        if self.unknown.swap(false, Ordering::AcqRel) {
+            out.push(Hint::Unknown);
+        }
+        let mut buckets = Vec::new();
+        self.pending.take(&mut buckets);
+        out.extend(buckets.into_iter().map(Hint::Bucket));
+    }
+
+    fn is_mine(&self, bucket: i32) -> bool {
+        !self.ownership_known.load(Ordering::Acquire) || self.owned.contains(bucket)
+    }
+}
+
+impl CommitNotifier for LocalNotifier {
+    fn notify_committed(&self) {
+        self.unknown.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    fn notify_buckets(&self, buckets: &[i32]) {
+        let mut wake = false;
+        for &bucket in buckets {
+            if bucket < 0 {
+                self.unknown.store(true, Ordering::Release);
+                wake = true;
+            } else if self.is_mine(bucket) {
+                if !self.pending.set(bucket) {
+                    // Outside this relay's bucket range: let discovery look.
+                    self.unknown.store(true, Ordering::Release);
+                }
+                wake = true;
+            }
+        }
+        if wake {
+            self.wake.notify_one();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hints(n: &LocalNotifier) -> Vec<Hint> {
+        let mut out = Vec::new();
+        n.take_hints(&mut out);
+        out
+    }
+
+    #[test]
+    fn coalesces_and_clears() {
+        let n = LocalNotifier::new(130);
+        for _ in 0..1_000 {
+            n.notify_buckets(&[129, 3]);
+        }
+        assert_eq!(hints(&n), vec![Hint::Bucket(3), Hint::Bucket(129)]);
+        assert!(hints(&n).is_empty());
+    }
+
+    #[test]
+    fn foreign_buckets_are_dropped_once_ownership_is_known() {
+        let n = LocalNotifier::new(8);
+        n.notify_buckets(&[5]);
+        assert_eq!(
+            hints(&n),
+            vec![Hint::Bucket(5)],
+            "before the first acquisition every hint counts"
+        );
+        n.set_owned([1, 2]);
+        n.notify_buckets(&[5, 6]);
+        assert!(hints(&n).is_empty());
+        n.notify_buckets(&[6, 2]);
+        assert_eq!(hints(&n), vec![Hint::Bucket(2)]);
+    }
+
+    #[test]
+    fn unknown_and_out_of_range() {
+        let n = LocalNotifier::new(8);
+        n.notify_committed();
+        n.notify_buckets(&[-1]);
+        assert_eq!(hints(&n), vec![Hint::Unknown]);
+        n.notify_buckets(&[100]);
+        assert_eq!(
+            hints(&n),
+            vec![Hint::Unknown],
+            "before ownership is known an impossible bucket asks for discovery"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_notification_before_waiting_is_not_lost() {
+        let n = LocalNotifier::new(8);
+        n.notify_committed();
+        // The relay only starts waiting now; the stored permit wakes it at once.
+        tokio::time::timeout(std::time::Duration::from_secs(5), n.notified())
+            .await
+            .unwrap();
+    }
+}

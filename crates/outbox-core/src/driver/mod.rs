@@ -1,0 +1,392 @@
+//! The thin tokio shell around [`RelayMachine`]: executes its commands against a
+//! store and a publisher, sleeps until its deadlines, and feeds it commit hints.
+//!
+//! ```no_run
+//! # async fn demo(store: outbox_core::testing::MemoryStore, publisher: outbox_core::testing::MemoryPublisher) -> Result<(), outbox_core::driver::RelayError> {
+//! use std::time::Duration;
+//! use outbox_core::{RelayOptions, driver::Relay};
+//!
+//! let options = RelayOptions::builder().build()?;
+//! let relay = Relay::spawn(store, publisher, options)?;
+//! // Writers call `relay.notifier().notify_buckets(..)` after each commit.
+//! relay.stop(Duration::from_secs(10)).await?;
+//! # Ok(()) }
+//! ```
+
+mod local_notifier;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tracing::{Instrument, debug, error, info, info_span, warn};
+
+pub use local_notifier::LocalNotifier;
+
+use crate::error::{Misconfiguration, StoreError};
+use crate::message::OutboxMessage;
+use crate::options::{OptionsError, RelayOptions};
+use crate::publisher::{PublishOutcome, Publisher};
+use crate::relay::{Command, RelayEvent, RelayMachine};
+use crate::store::{LeaseRequest, OutboxStore, RenewOutcome};
+use crate::time::Timestamp;
+
+/// Why a relay could not start or stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RelayError {
+    /// A misconfiguration that retrying cannot fix.
+    #[error(transparent)]
+    Misconfigured(#[from] Misconfiguration),
+    /// Invalid options.
+    #[error(transparent)]
+    Options(#[from] OptionsError),
+    /// `spawn` was called outside a tokio runtime.
+    #[error("the relay must be spawned inside a tokio runtime")]
+    NoRuntime,
+    /// The relay task panicked (a bug); nothing was deleted past the panic.
+    #[error("the relay task panicked: {0}")]
+    Panicked(String),
+}
+
+/// Entry point: spawns relays.
+#[derive(Debug, Clone, Copy)]
+pub struct Relay;
+
+/// Controls a running relay. Dropping the handle does not stop the relay; call
+/// [`stop`](Self::stop) (or [`shutdown`](Self::shutdown) and [`join`](Self::join)).
+#[derive(Debug)]
+pub struct RelayHandle {
+    relay_id: String,
+    notifier: Arc<LocalNotifier>,
+    /// 0 = run, 1 = finish the in-flight work and stop, 2 = abandon it and stop.
+    control: watch::Sender<u8>,
+    task: JoinHandle<Result<(), RelayError>>,
+}
+
+const RUN: u8 = 0;
+const GRACEFUL: u8 = 1;
+const ABANDON: u8 = 2;
+
+impl Relay {
+    /// Starts a relay on the current tokio runtime.
+    ///
+    /// Fails at once (no task started) when the store cannot renew leases and
+    /// `max_publish_duration` is unset, or outside a runtime.
+    pub fn spawn<S: OutboxStore, P: Publisher>(
+        store: S,
+        publisher: P,
+        options: RelayOptions,
+    ) -> Result<RelayHandle, RelayError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| RelayError::NoRuntime)?;
+        let machine = RelayMachine::new(options, store.capabilities(), Timestamp::now())?;
+        let relay_id = machine.options().relay_id().to_owned();
+        let notifier = Arc::new(LocalNotifier::new(machine.options().bucket_count().get()));
+        let (control, control_rx) = watch::channel(RUN);
+        let span = info_span!("outbox_relay", relay_id = %relay_id, outbox = %machine.options().metrics_name());
+        let driver = Driver {
+            machine,
+            store: Arc::new(store),
+            publisher: Arc::new(publisher),
+            notifier: Arc::clone(&notifier),
+            control: control_rx,
+        };
+        let task = runtime.spawn(driver.run().instrument(span));
+        Ok(RelayHandle {
+            relay_id,
+            notifier,
+            control,
+            task,
+        })
+    }
+}
+
+impl RelayHandle {
+    /// This relay's id in the lease tables.
+    pub fn relay_id(&self) -> &str {
+        &self.relay_id
+    }
+
+    /// The notifier that writers in this process call after each commit.
+    pub fn notifier(&self) -> Arc<LocalNotifier> {
+        Arc::clone(&self.notifier)
+    }
+
+    /// Asks the relay to stop after its in-flight work; returns immediately.
+    pub fn shutdown(&self) {
+        self.control.send_if_modified(|state| {
+            let changed = *state == RUN;
+            if changed {
+                *state = GRACEFUL;
+            }
+            changed
+        });
+    }
+
+    /// Whether the relay task has ended.
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+
+    /// Waits until the relay ends by itself (a fatal error) or after a shutdown.
+    pub async fn join(self) -> Result<(), RelayError> {
+        match self.task.await {
+            Ok(result) => result,
+            Err(e) => Err(RelayError::Panicked(e.to_string())),
+        }
+    }
+
+    /// Stops the relay: in-flight work gets `grace` to finish (an acknowledged prefix is
+    /// still deleted); after that an in-flight publish is abandoned without deleting
+    /// anything. Returns the fatal error if the relay had already failed.
+    pub async fn stop(self, grace: Duration) -> Result<(), RelayError> {
+        self.shutdown();
+        let RelayHandle {
+            control, mut task, ..
+        } = self;
+        match tokio::time::timeout(grace, &mut task).await {
+            Ok(joined) => joined.unwrap_or_else(|e| Err(RelayError::Panicked(e.to_string()))),
+            Err(_) => {
+                control.send_replace(ABANDON);
+                task.await
+                    .unwrap_or_else(|e| Err(RelayError::Panicked(e.to_string())))
+            }
+        }
+    }
+}
+
+type OpFuture = Pin<Box<dyn Future<Output = OpResult> + Send>>;
+
+enum OpResult {
+    Acquired(Result<Vec<i32>, StoreError>),
+    Probed(Result<Vec<i32>, StoreError>),
+    Fetched(Result<Vec<OutboxMessage>, StoreError>),
+    Published(PublishOutcome),
+    Marked(Result<(), StoreError>),
+    Renewed(Result<RenewOutcome, StoreError>),
+}
+
+struct Driver<S, P> {
+    machine: RelayMachine,
+    store: Arc<S>,
+    publisher: Arc<P>,
+    notifier: Arc<LocalNotifier>,
+    control: watch::Receiver<u8>,
+}
+
+impl<S: OutboxStore, P: Publisher> Driver<S, P> {
+    async fn run(mut self) -> Result<(), RelayError> {
+        info!("relay started");
+        let mut main: Option<OpFuture> = None;
+        let mut renewal: Option<OpFuture> = None;
+        let mut hints = Vec::new();
+        let mut shutting_down = false;
+        let mut control_open = true;
+        loop {
+            let now = Timestamp::now();
+            while let Some(command) = self.machine.poll_command(now) {
+                let is_renewal = matches!(command, Command::RenewLeases { .. });
+                let op = self.execute(command);
+                if is_renewal {
+                    renewal = Some(op)
+                } else {
+                    main = Some(op)
+                }
+            }
+            self.report_events();
+            if self.machine.is_finished() {
+                break;
+            }
+            let sleep = self.machine.poll_timeout().map(|deadline| {
+                tokio::time::sleep(Duration::from_millis(
+                    u64::try_from(deadline.as_millis().saturating_sub(now.as_millis()))
+                        .unwrap_or(0),
+                ))
+            });
+            tokio::select! {
+                result = poll_slot(&mut main) => {
+                    main = None;
+                    self.complete(result);
+                }
+                result = poll_slot(&mut renewal) => {
+                    renewal = None;
+                    self.complete(result);
+                }
+                () = self.notifier.notified() => {
+                    self.notifier.take_hints(&mut hints);
+                    let now = Timestamp::now();
+                    for hint in hints.drain(..) {
+                        self.machine.handle_hint(now, hint);
+                    }
+                }
+                () = sleep_opt(sleep) => self.machine.handle_timeout(Timestamp::now()),
+                changed = self.control.changed(), if control_open => {
+                    let Ok(()) = changed else {
+                        // The handle was dropped: keep running, as documented.
+                        control_open = false;
+                        continue;
+                    };
+                    let state = *self.control.borrow_and_update();
+                    if state != RUN && !shutting_down {
+                        shutting_down = true;
+                        self.machine.handle_shutdown();
+                    }
+                    if state == ABANDON {
+                        if self.machine.is_publishing() {
+                            // Dropping the future cancels the publish; nothing is deleted.
+                            drop(main.take());
+                            self.machine.handle_publish_cancelled(Timestamp::now());
+                        }
+                        self.report_events();
+                        info!("relay stopped, in-flight work abandoned");
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        match self.machine.fatal_error() {
+            Some(error) => Err(RelayError::Misconfigured(error.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn complete(&mut self, result: OpResult) {
+        let now = Timestamp::now();
+        match result {
+            OpResult::Acquired(r) => {
+                self.machine.handle_acquired(now, r);
+                self.notifier.set_owned(self.machine.owned());
+            }
+            OpResult::Probed(r) => self.machine.handle_probed(now, r),
+            OpResult::Fetched(r) => self.machine.handle_fetched(now, r),
+            OpResult::Published(o) => self.machine.handle_published(now, o),
+            OpResult::Marked(r) => self.machine.handle_marked(now, r),
+            OpResult::Renewed(r) => {
+                self.machine.handle_renewed(now, r);
+                self.notifier.set_owned(self.machine.owned());
+            }
+        }
+    }
+
+    fn execute(&self, command: Command) -> OpFuture {
+        let store = Arc::clone(&self.store);
+        let options = self.machine.options();
+        let relay_id = options.relay_id().to_owned();
+        let bucket_count = options.bucket_count().get();
+        let lease_duration = options.lease_duration();
+        match command {
+            Command::AcquireLeases { now } => Box::pin(async move {
+                let request = LeaseRequest {
+                    relay_id: &relay_id,
+                    bucket_count,
+                    lease_duration,
+                    now,
+                };
+                OpResult::Acquired(store.acquire_leases(&request).await)
+            }),
+            Command::ProbePending { buckets } => Box::pin(async move {
+                OpResult::Probed(store.buckets_with_pending(&buckets, bucket_count).await)
+            }),
+            Command::FetchBatch { bucket, limit } => {
+                Box::pin(async move { OpResult::Fetched(store.next_batch(bucket, limit).await) })
+            }
+            Command::Publish { bucket, batch } => {
+                let publisher = Arc::clone(&self.publisher);
+                let span = info_span!("publish", bucket, batch_size = batch.len());
+                Box::pin(
+                    async move { OpResult::Published(publisher.publish(&batch).await) }
+                        .instrument(span),
+                )
+            }
+            Command::MarkPublished {
+                bucket,
+                batch,
+                count,
+            } => Box::pin(async move {
+                OpResult::Marked(
+                    store
+                        .mark_published(bucket, batch.get(..count).unwrap_or(&batch))
+                        .await,
+                )
+            }),
+            Command::RenewLeases { now, buckets } => Box::pin(async move {
+                let request = LeaseRequest {
+                    relay_id: &relay_id,
+                    bucket_count,
+                    lease_duration,
+                    now,
+                };
+                OpResult::Renewed(store.renew_leases(&request, &buckets).await)
+            }),
+        }
+    }
+
+    fn report_events(&mut self) {
+        while let Some(event) = self.machine.poll_event() {
+            match event {
+                RelayEvent::OwnershipChanged { owned } => info!(?owned, "owned buckets changed"),
+                RelayEvent::LeaseExpired { buckets } => {
+                    warn!(buckets, "leases expired or were lost")
+                }
+                RelayEvent::Published {
+                    bucket,
+                    attempted,
+                    acknowledged,
+                    elapsed,
+                } => {
+                    debug!(
+                        bucket,
+                        attempted,
+                        acknowledged,
+                        elapsed_ms = elapsed.as_millis() as u64,
+                        "published"
+                    )
+                }
+                RelayEvent::PublishFailed { bucket, error } => {
+                    if error.is_permanent() {
+                        warn!(bucket, message_id = ?error.message_id, %error, "permanent publish failure; the row stays pending until fixed");
+                    } else {
+                        warn!(bucket, %error, "publish failed; retrying after backoff");
+                    }
+                }
+                RelayEvent::PublishCancelled { bucket } => {
+                    info!(bucket, "publish cancelled by shutdown")
+                }
+                RelayEvent::StoreFailed { operation, error } => {
+                    warn!(operation, %error, "store call failed")
+                }
+                RelayEvent::LeaseTooShortForPublish { remaining, needed } => error!(
+                    remaining_ms = remaining.as_millis() as u64,
+                    needed_ms = needed.as_millis() as u64,
+                    "lease too short for max_publish_duration plus lease_renew_interval; rows stay pending"
+                ),
+                RelayEvent::BackingOff {
+                    until,
+                    consecutive_failures,
+                } => {
+                    debug!(%until, consecutive_failures, "backing off")
+                }
+                RelayEvent::Fatal(error) => error!(%error, "relay stopped by a misconfiguration"),
+                RelayEvent::Stopped => info!("relay stopped"),
+            }
+        }
+    }
+}
+
+/// Awaits the future in `slot`, or never completes when the slot is empty.
+async fn poll_slot(slot: &mut Option<OpFuture>) -> OpResult {
+    match slot {
+        Some(future) => future.await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_opt(sleep: Option<tokio::time::Sleep>) {
+    match sleep {
+        Some(sleep) => sleep.await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,146 @@
+//! Errors shared by the store, publisher and relay.
+//!
+//! The relay treats every error as one of two things: *retryable* (back off, try again,
+//! keep every row) or *fatal* (stop the relay and hand the error to the host). Only a
+//! misconfiguration that retrying can never fix is fatal; the rest is retried, because
+//! giving up on a row would lose it.
+
+use std::error::Error as StdError;
+
+use uuid::Uuid;
+
+/// A boxed error from an underlying driver or client.
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// A setup error that no retry can repair.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Misconfiguration {
+    /// Rows sit in a bucket no relay can ever claim: some writer uses a larger bucket
+    /// count than the relays. Left alone those rows would never be published.
+    #[error(
+        "pending outbox rows in bucket {bucket}, outside 0..{bucket_count}: a writer uses a different bucket count than this relay; drain the table and use one bucket count everywhere"
+    )]
+    BucketOutOfRange {
+        /// The offending bucket.
+        bucket: i32,
+        /// The relay's configured bucket count.
+        bucket_count: u32,
+    },
+    /// The store has no lease renewal and the options set no publish budget, so the
+    /// relay cannot prove a lease outlives a publish.
+    #[error(
+        "the store cannot renew leases during a publish, so `max_publish_duration` must be set"
+    )]
+    MissingPublishBudget,
+    /// A publish ran longer than the configured budget; continuing would publish under
+    /// an assumption already shown false.
+    #[error("a publish took {elapsed_ms} ms, longer than max_publish_duration ({budget_ms} ms)")]
+    PublishBudgetExceeded {
+        /// How long the publish took.
+        elapsed_ms: u64,
+        /// The configured budget.
+        budget_ms: u64,
+    },
+    /// Anything else a store or publisher knows to be permanent setup trouble.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// An error from an [`OutboxStore`](crate::OutboxStore) call.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The database could not be reached or the statement failed; retry later.
+    #[error("outbox store call failed: {0}")]
+    Unavailable(#[source] BoxError),
+    /// Permanent misconfiguration: the relay stops.
+    #[error(transparent)]
+    Misconfigured(#[from] Misconfiguration),
+    /// The store does not implement an optional capability.
+    #[error("the outbox store does not support {0}")]
+    Unsupported(&'static str),
+}
+
+impl StoreError {
+    /// Wraps a driver error as retryable.
+    pub fn unavailable(source: impl Into<BoxError>) -> Self {
+        StoreError::Unavailable(source.into())
+    }
+
+    /// Whether the relay must stop instead of retrying.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, StoreError::Misconfigured(_))
+    }
+}
+
+/// How a publish failure behaves on retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PublishErrorKind {
+    /// Transient: leader moved, timeout, connection reset. A retry may well succeed.
+    Retryable,
+    /// The broker or client rejects the record itself (too large, invalid, not
+    /// authorized). The row is still kept and retried, because dropping it would lose
+    /// it, but an operator has to act; the relay logs it with the message id.
+    Permanent,
+}
+
+/// The first error of a publish call.
+#[derive(Debug, thiserror::Error)]
+#[error("publish failed ({kind:?}{}): {source}", message_id.map(|id| format!(", message {id}")).unwrap_or_default())]
+pub struct PublishError {
+    /// Retryable or permanent.
+    pub kind: PublishErrorKind,
+    /// The message whose record failed, when the failure is about one record.
+    pub message_id: Option<Uuid>,
+    /// What went wrong.
+    #[source]
+    pub source: BoxError,
+}
+
+impl PublishError {
+    /// A retryable failure.
+    pub fn retryable(source: impl Into<BoxError>) -> Self {
+        PublishError {
+            kind: PublishErrorKind::Retryable,
+            message_id: None,
+            source: source.into(),
+        }
+    }
+
+    /// A permanent failure of one record.
+    pub fn permanent(message_id: Option<Uuid>, source: impl Into<BoxError>) -> Self {
+        PublishError {
+            kind: PublishErrorKind::Permanent,
+            message_id,
+            source: source.into(),
+        }
+    }
+
+    /// Whether an operator has to fix the record or the setup before a retry can work.
+    pub fn is_permanent(&self) -> bool {
+        self.kind == PublishErrorKind::Permanent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_misconfiguration_is_fatal() {
+        assert!(StoreError::from(Misconfiguration::MissingPublishBudget).is_fatal());
+        assert!(!StoreError::unavailable("connection reset").is_fatal());
+        assert!(!StoreError::Unsupported("lease renewal").is_fatal());
+    }
+
+    #[test]
+    fn publish_error_names_the_message() {
+        let id = Uuid::nil();
+        let e = PublishError::permanent(Some(id), "record too large");
+        assert!(e.is_permanent());
+        assert!(e.to_string().contains(&id.to_string()), "{e}");
+        assert!(!PublishError::retryable("timeout").is_permanent());
+    }
+}

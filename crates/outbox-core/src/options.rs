@@ -1,0 +1,539 @@
+//! Relay tuning, validated at construction.
+//!
+//! | option | default | meaning |
+//! |---|---|---|
+//! | `bucket_count` | 8 | ordering buckets; the ceiling on draining relays; identical for every writer and relay of a table |
+//! | `batch_size` | 500 | rows fetched and published per round trip |
+//! | `poll_interval` | 1 s | fallback discovery interval; commit notifications cut idle waits short |
+//! | `lease_duration` | 30 s | time from the last acquisition or renewal until another relay may take a bucket over |
+//! | `lease_renew_interval` | 10 s | renewal cadence, also while a publish is in flight; `lease_duration - lease_renew_interval` is the tolerated clock skew |
+//! | `max_publish_duration` | none | whole-call publish budget; required only for stores that cannot renew leases |
+//! | `message_id_header` | `x-outbox-message-id` | header stamped with the message id on every record |
+//! | `metrics_name` | `outbox` | value of the `outbox.name` metric label (1–64 non-blank characters) |
+//! | `metrics_collection_interval` | 30 s | pause after each backlog sample completes |
+//! | `metrics_collection_timeout` | 5 s | deadline of one backlog sample |
+//! | `collect_metrics_on_bucket_zero_owner_only` | false | sample the backlog only on the relay holding bucket 0 |
+//! | `error_backoff` | 1 s | first wait after a failure; doubles per consecutive failure |
+//! | `max_error_backoff` | 30 s | ceiling of that doubling |
+//! | `relay_id` | generated | this relay's identity in the lease tables (1–128 characters) |
+
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use crate::enqueue_config::EnqueueConfig;
+use crate::validate::validate_label;
+
+/// Default bucket count.
+pub const DEFAULT_BUCKET_COUNT: NonZeroU32 = match NonZeroU32::new(8) {
+    Some(n) => n,
+    None => NonZeroU32::MIN,
+};
+/// The largest bucket count accepted: every bucket is a lease row, and relays scan them.
+pub const MAX_BUCKET_COUNT: u32 = 65_536;
+/// Default header carrying the message id.
+pub const DEFAULT_MESSAGE_ID_HEADER: &str = "x-outbox-message-id";
+/// Default metrics name.
+pub const DEFAULT_METRICS_NAME: &str = "outbox";
+/// Longest relay id, matching the lease tables' owner column.
+pub const MAX_RELAY_ID_LEN: usize = 128;
+/// Longest metrics name.
+pub const MAX_METRICS_NAME_LEN: usize = 64;
+
+/// A rejected option, naming the option and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptionsError {
+    /// `bucket_count` outside 1..=65536.
+    #[error("bucket_count must be between 1 and {MAX_BUCKET_COUNT}, got {0}")]
+    BucketCount(u32),
+    /// `batch_size` of zero.
+    #[error("batch_size must be at least 1")]
+    BatchSizeZero,
+    /// A duration option that must be positive is zero.
+    #[error("{0} must be greater than zero")]
+    ZeroDuration(&'static str),
+    /// Renewing no sooner than the lease expires would let every lease lapse.
+    #[error(
+        "lease_renew_interval ({renew:?}) must be shorter than lease_duration ({lease:?}); the difference is the tolerated clock skew"
+    )]
+    RenewNotBelowLease {
+        /// The renew interval.
+        renew: Duration,
+        /// The lease duration.
+        lease: Duration,
+    },
+    /// A publish budget that does not fit in a lease cannot be honoured.
+    #[error(
+        "max_publish_duration ({budget:?}) plus lease_renew_interval ({renew:?}) must fit within lease_duration ({lease:?})"
+    )]
+    PublishBudgetTooLong {
+        /// The publish budget.
+        budget: Duration,
+        /// The renew interval.
+        renew: Duration,
+        /// The lease duration.
+        lease: Duration,
+    },
+    /// `error_backoff` above `max_error_backoff`.
+    #[error("error_backoff ({initial:?}) must not exceed max_error_backoff ({max:?})")]
+    BackoffOrder {
+        /// The first backoff.
+        initial: Duration,
+        /// The ceiling.
+        max: Duration,
+    },
+    /// A sample that may run longer than the pause between samples makes no sense.
+    #[error(
+        "metrics_collection_timeout ({timeout:?}) must not exceed metrics_collection_interval ({interval:?})"
+    )]
+    MetricsTimeoutAboveInterval {
+        /// The timeout.
+        timeout: Duration,
+        /// The interval.
+        interval: Duration,
+    },
+    /// Invalid message-id header name.
+    #[error("message_id_header {0}")]
+    MessageIdHeader(String),
+    /// Invalid metrics name.
+    #[error("metrics_name {0}")]
+    MetricsName(String),
+    /// Invalid relay id.
+    #[error("relay_id {0}")]
+    RelayId(String),
+    /// `max_record_size` of zero.
+    #[error("max_record_size must be at least 1 byte")]
+    MaxRecordSizeZero,
+}
+
+pub(crate) fn check_bucket_count(count: u32) -> Result<NonZeroU32, OptionsError> {
+    match NonZeroU32::new(count) {
+        Some(n) if count <= MAX_BUCKET_COUNT => Ok(n),
+        _ => Err(OptionsError::BucketCount(count)),
+    }
+}
+
+pub(crate) fn check_header_name(name: &str) -> Result<(), OptionsError> {
+    validate_label(name, 255).map_err(OptionsError::MessageIdHeader)
+}
+
+/// Everything a relay needs to know, validated by [`RelayOptionsBuilder::build`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelayOptions {
+    relay_id: String,
+    bucket_count: NonZeroU32,
+    batch_size: usize,
+    poll_interval: Duration,
+    lease_duration: Duration,
+    lease_renew_interval: Duration,
+    max_publish_duration: Option<Duration>,
+    message_id_header: String,
+    metrics_name: String,
+    metrics_collection_interval: Duration,
+    metrics_collection_timeout: Duration,
+    collect_metrics_on_bucket_zero_owner_only: bool,
+    error_backoff: Duration,
+    max_error_backoff: Duration,
+}
+
+impl Default for RelayOptions {
+    /// The documented defaults with a freshly generated relay id.
+    fn default() -> Self {
+        RelayOptions {
+            relay_id: generate_relay_id(),
+            bucket_count: DEFAULT_BUCKET_COUNT,
+            batch_size: 500,
+            poll_interval: Duration::from_secs(1),
+            lease_duration: Duration::from_secs(30),
+            lease_renew_interval: Duration::from_secs(10),
+            max_publish_duration: None,
+            message_id_header: DEFAULT_MESSAGE_ID_HEADER.to_owned(),
+            metrics_name: DEFAULT_METRICS_NAME.to_owned(),
+            metrics_collection_interval: Duration::from_secs(30),
+            metrics_collection_timeout: Duration::from_secs(5),
+            collect_metrics_on_bucket_zero_owner_only: false,
+            error_backoff: Duration::from_secs(1),
+            max_error_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+/// `relay-<uuid v7>`: unique across processes, and sortable by start time so that
+/// log lines and lease rows read in a useful order.
+fn generate_relay_id() -> String {
+    format!("relay-{}", uuid::Uuid::now_v7())
+}
+
+impl RelayOptions {
+    /// Starts from the defaults.
+    pub fn builder() -> RelayOptionsBuilder {
+        RelayOptionsBuilder {
+            options: RelayOptions::default(),
+            bucket_count_raw: None,
+        }
+    }
+
+    /// This relay's identity in the lease tables.
+    pub fn relay_id(&self) -> &str {
+        &self.relay_id
+    }
+    /// Number of ordering buckets.
+    pub fn bucket_count(&self) -> NonZeroU32 {
+        self.bucket_count
+    }
+    /// Rows per batch.
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+    /// Fallback discovery interval.
+    pub fn poll_interval(&self) -> Duration {
+        self.poll_interval
+    }
+    /// Lease duration.
+    pub fn lease_duration(&self) -> Duration {
+        self.lease_duration
+    }
+    /// Renewal cadence.
+    pub fn lease_renew_interval(&self) -> Duration {
+        self.lease_renew_interval
+    }
+    /// Whole-call publish budget, if set.
+    pub fn max_publish_duration(&self) -> Option<Duration> {
+        self.max_publish_duration
+    }
+    /// Header stamped with the message id.
+    pub fn message_id_header(&self) -> &str {
+        &self.message_id_header
+    }
+    /// The `outbox.name` metric label.
+    pub fn metrics_name(&self) -> &str {
+        &self.metrics_name
+    }
+    /// Pause after each backlog sample.
+    pub fn metrics_collection_interval(&self) -> Duration {
+        self.metrics_collection_interval
+    }
+    /// Deadline of one backlog sample.
+    pub fn metrics_collection_timeout(&self) -> Duration {
+        self.metrics_collection_timeout
+    }
+    /// Whether only the bucket-zero owner samples the backlog.
+    pub fn collect_metrics_on_bucket_zero_owner_only(&self) -> bool {
+        self.collect_metrics_on_bucket_zero_owner_only
+    }
+    /// First backoff after a failure.
+    pub fn error_backoff(&self) -> Duration {
+        self.error_backoff
+    }
+    /// Backoff ceiling.
+    pub fn max_error_backoff(&self) -> Duration {
+        self.max_error_backoff
+    }
+
+    /// Backoff after `consecutive_failures` failures in a row (1 = first failure):
+    /// `error_backoff` doubled per further failure, capped at `max_error_backoff`.
+    pub fn backoff_after(&self, consecutive_failures: u32) -> Duration {
+        let doublings = consecutive_failures.saturating_sub(1).min(31);
+        self.error_backoff
+            .saturating_mul(1 << doublings)
+            .min(self.max_error_backoff)
+    }
+
+    /// The writer-side settings that must agree with this relay.
+    pub fn enqueue_config(&self) -> EnqueueConfig {
+        // Both values were validated by this builder already, so the conversion cannot fail;
+        // fall back to the default rather than panic all the same.
+        EnqueueConfig::builder()
+            .bucket_count(self.bucket_count.get())
+            .message_id_header(self.message_id_header.clone())
+            .build()
+            .unwrap_or_default()
+    }
+}
+
+/// Builder for [`RelayOptions`]; nothing is checked until [`build`](Self::build).
+#[derive(Debug, Clone)]
+pub struct RelayOptionsBuilder {
+    options: RelayOptions,
+    bucket_count_raw: Option<u32>,
+}
+
+macro_rules! setter {
+    ($(#[$doc:meta])* $name:ident: $ty:ty) => {
+        $(#[$doc])*
+        pub fn $name(mut self, value: $ty) -> Self {
+            self.options.$name = value;
+            self
+        }
+    };
+}
+
+impl RelayOptionsBuilder {
+    /// This relay's identity (1–128 characters). Default `relay-<uuid v7>`.
+    pub fn relay_id(mut self, id: impl Into<String>) -> Self {
+        self.options.relay_id = id.into();
+        self
+    }
+
+    /// Number of ordering buckets (1..=65536). Default 8.
+    pub fn bucket_count(mut self, count: u32) -> Self {
+        // Out-of-range values are parked as the raw number and rejected in `build`.
+        self.bucket_count_raw = Some(count);
+        self
+    }
+
+    setter!(
+        /// Rows per batch (>= 1). Default 500.
+        batch_size: usize
+    );
+    setter!(
+        /// Fallback discovery interval (> 0). Default 1 s.
+        poll_interval: Duration
+    );
+    setter!(
+        /// Lease duration (> 0). Default 30 s.
+        lease_duration: Duration
+    );
+    setter!(
+        /// Renewal cadence (> 0, < lease duration). Default 10 s.
+        lease_renew_interval: Duration
+    );
+    setter!(
+        /// Pause after each backlog sample (> 0). Default 30 s.
+        metrics_collection_interval: Duration
+    );
+    setter!(
+        /// Deadline of one backlog sample (> 0, <= interval). Default 5 s.
+        metrics_collection_timeout: Duration
+    );
+    setter!(
+        /// Sample the backlog only on the bucket-zero owner. Default false.
+        collect_metrics_on_bucket_zero_owner_only: bool
+    );
+    setter!(
+        /// First backoff after a failure (> 0). Default 1 s.
+        error_backoff: Duration
+    );
+    setter!(
+        /// Backoff ceiling (>= error_backoff). Default 30 s.
+        max_error_backoff: Duration
+    );
+
+    /// Whole-call publish budget; required for stores that cannot renew leases.
+    pub fn max_publish_duration(mut self, budget: Duration) -> Self {
+        self.options.max_publish_duration = Some(budget);
+        self
+    }
+
+    /// Header stamped with the message id. Default `x-outbox-message-id`.
+    pub fn message_id_header(mut self, name: impl Into<String>) -> Self {
+        self.options.message_id_header = name.into();
+        self
+    }
+
+    /// The `outbox.name` metric label (1–64 non-blank characters). Default `outbox`.
+    pub fn metrics_name(mut self, name: impl Into<String>) -> Self {
+        self.options.metrics_name = name.into();
+        self
+    }
+
+    /// Validates every rule and returns the options, or the first violation.
+    pub fn build(self) -> Result<RelayOptions, OptionsError> {
+        let mut o = self.options;
+        if let Some(raw) = self.bucket_count_raw {
+            o.bucket_count = check_bucket_count(raw)?;
+        }
+        validate_label(&o.relay_id, MAX_RELAY_ID_LEN).map_err(OptionsError::RelayId)?;
+        validate_label(&o.metrics_name, MAX_METRICS_NAME_LEN).map_err(OptionsError::MetricsName)?;
+        check_header_name(&o.message_id_header)?;
+        if o.batch_size == 0 {
+            return Err(OptionsError::BatchSizeZero);
+        }
+        for (name, value) in [
+            ("poll_interval", o.poll_interval),
+            ("lease_duration", o.lease_duration),
+            ("lease_renew_interval", o.lease_renew_interval),
+            ("metrics_collection_interval", o.metrics_collection_interval),
+            ("metrics_collection_timeout", o.metrics_collection_timeout),
+            ("error_backoff", o.error_backoff),
+            ("max_error_backoff", o.max_error_backoff),
+        ] {
+            if value.is_zero() {
+                return Err(OptionsError::ZeroDuration(name));
+            }
+        }
+        if o.max_publish_duration
+            .is_some_and(|budget| budget.is_zero())
+        {
+            return Err(OptionsError::ZeroDuration("max_publish_duration"));
+        }
+        if o.lease_renew_interval >= o.lease_duration {
+            return Err(OptionsError::RenewNotBelowLease {
+                renew: o.lease_renew_interval,
+                lease: o.lease_duration,
+            });
+        }
+        if let Some(budget) = o.max_publish_duration
+            && budget.saturating_add(o.lease_renew_interval) > o.lease_duration
+        {
+            return Err(OptionsError::PublishBudgetTooLong {
+                budget,
+                renew: o.lease_renew_interval,
+                lease: o.lease_duration,
+            });
+        }
+        if o.error_backoff > o.max_error_backoff {
+            return Err(OptionsError::BackoffOrder {
+                initial: o.error_backoff,
+                max: o.max_error_backoff,
+            });
+        }
+        if o.metrics_collection_timeout > o.metrics_collection_interval {
+            return Err(OptionsError::MetricsTimeoutAboveInterval {
+                timeout: o.metrics_collection_timeout,
+                interval: o.metrics_collection_interval,
+            });
+        }
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    #[test]
+    fn defaults_match_the_documented_table() {
+        let o = RelayOptions::builder().build().unwrap();
+        assert_eq!(o.bucket_count().get(), 8);
+        assert_eq!(o.batch_size(), 500);
+        assert_eq!(o.poll_interval(), secs(1));
+        assert_eq!(o.lease_duration(), secs(30));
+        assert_eq!(o.lease_renew_interval(), secs(10));
+        assert_eq!(o.max_publish_duration(), None);
+        assert_eq!(o.message_id_header(), "x-outbox-message-id");
+        assert_eq!(o.metrics_name(), "outbox");
+        assert_eq!(o.metrics_collection_interval(), secs(30));
+        assert_eq!(o.metrics_collection_timeout(), secs(5));
+        assert!(!o.collect_metrics_on_bucket_zero_owner_only());
+        assert_eq!(o.error_backoff(), secs(1));
+        assert_eq!(o.max_error_backoff(), secs(30));
+        assert!(o.relay_id().starts_with("relay-"));
+        assert_ne!(
+            o.relay_id(),
+            RelayOptions::default().relay_id(),
+            "ids are unique"
+        );
+    }
+
+    #[test]
+    fn each_rule_rejects_with_its_own_error() {
+        let b = RelayOptions::builder;
+        assert_eq!(
+            b().bucket_count(0).build(),
+            Err(OptionsError::BucketCount(0))
+        );
+        assert_eq!(
+            b().bucket_count(65_537).build(),
+            Err(OptionsError::BucketCount(65_537))
+        );
+        assert!(b().bucket_count(65_536).build().is_ok());
+        assert_eq!(b().batch_size(0).build(), Err(OptionsError::BatchSizeZero));
+        assert_eq!(
+            b().poll_interval(Duration::ZERO).build(),
+            Err(OptionsError::ZeroDuration("poll_interval"))
+        );
+        assert_eq!(
+            b().max_publish_duration(Duration::ZERO).build(),
+            Err(OptionsError::ZeroDuration("max_publish_duration"))
+        );
+        assert_eq!(
+            b().lease_renew_interval(secs(30)).build(),
+            Err(OptionsError::RenewNotBelowLease {
+                renew: secs(30),
+                lease: secs(30)
+            })
+        );
+        assert_eq!(
+            b().max_publish_duration(secs(21)).build(),
+            Err(OptionsError::PublishBudgetTooLong {
+                budget: secs(21),
+                renew: secs(10),
+                lease: secs(30)
+            })
+        );
+        assert!(b().max_publish_duration(secs(20)).build().is_ok());
+        assert_eq!(
+            b().error_backoff(secs(60)).build(),
+            Err(OptionsError::BackoffOrder {
+                initial: secs(60),
+                max: secs(30)
+            })
+        );
+        assert_eq!(
+            b().metrics_collection_timeout(secs(31)).build(),
+            Err(OptionsError::MetricsTimeoutAboveInterval {
+                timeout: secs(31),
+                interval: secs(30)
+            })
+        );
+        assert!(matches!(
+            b().metrics_name("  ").build(),
+            Err(OptionsError::MetricsName(_))
+        ));
+        assert!(matches!(
+            b().metrics_name("x".repeat(65)).build(),
+            Err(OptionsError::MetricsName(_))
+        ));
+        assert!(b().metrics_name("x".repeat(64)).build().is_ok());
+        assert!(matches!(
+            b().relay_id("").build(),
+            Err(OptionsError::RelayId(_))
+        ));
+        assert!(matches!(
+            b().relay_id("r".repeat(129)).build(),
+            Err(OptionsError::RelayId(_))
+        ));
+        assert!(matches!(
+            b().message_id_header("").build(),
+            Err(OptionsError::MessageIdHeader(_))
+        ));
+    }
+
+    #[test]
+    fn errors_name_the_option() {
+        let e = RelayOptions::builder()
+            .lease_renew_interval(secs(40))
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().contains("lease_renew_interval"), "{e}");
+        let e = RelayOptions::builder().batch_size(0).build().unwrap_err();
+        assert!(e.to_string().contains("batch_size"), "{e}");
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_ceiling() {
+        let o = RelayOptions::builder().build().unwrap();
+        assert_eq!(o.backoff_after(1), secs(1));
+        assert_eq!(o.backoff_after(2), secs(2));
+        assert_eq!(o.backoff_after(5), secs(16));
+        assert_eq!(o.backoff_after(6), secs(30));
+        assert_eq!(o.backoff_after(u32::MAX), secs(30));
+    }
+
+    #[test]
+    fn enqueue_config_agrees_with_the_relay() {
+        let o = RelayOptions::builder()
+            .bucket_count(16)
+            .message_id_header("mid")
+            .build()
+            .unwrap();
+        let c = o.enqueue_config();
+        assert_eq!(c.bucket_count().get(), 16);
+        assert_eq!(c.message_id_header(), "mid");
+    }
+}

@@ -1,0 +1,258 @@
+//! Membership and leases: which buckets this relay may publish, and until when.
+//!
+//! Validity is computed from the time a lease call *started*, not when it returned:
+//! the store wrote `started + lease_duration` as the expiry, and anything later would
+//! let this relay believe in a lease the store already considers expired.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::store::RenewOutcome;
+use crate::time::Timestamp;
+
+#[derive(Debug)]
+pub(crate) struct Leases {
+    owned: BTreeSet<i32>,
+    /// Every owned lease is valid strictly before this instant.
+    valid_until: Timestamp,
+    /// Next acquisition: heartbeat, rebalancing and lease extension in one call. Only
+    /// acquisitions move it, so renewals during slow publishes never postpone rebalancing.
+    next_acquire_at: Timestamp,
+    /// Next renewal, for stores that can renew while a publish is in flight.
+    next_renew_at: Timestamp,
+    lease_duration: Duration,
+    renew_interval: Duration,
+}
+
+/// What an acquisition changed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct OwnershipChange {
+    pub gained: bool,
+    pub changed: bool,
+}
+
+impl Leases {
+    pub fn new(now: Timestamp, lease_duration: Duration, renew_interval: Duration) -> Self {
+        Leases {
+            owned: BTreeSet::new(),
+            valid_until: Timestamp::EPOCH,
+            next_acquire_at: now,
+            next_renew_at: now,
+            lease_duration,
+            renew_interval,
+        }
+    }
+
+    pub fn owned(&self) -> &BTreeSet<i32> {
+        &self.owned
+    }
+
+    pub fn owns_any(&self) -> bool {
+        !self.owned.is_empty()
+    }
+
+    pub fn valid_until(&self) -> Timestamp {
+        self.valid_until
+    }
+
+    /// Whether `bucket` is ours and its lease has not run out by our clock.
+    pub fn is_valid(&self, bucket: i32, now: Timestamp) -> bool {
+        self.owned.contains(&bucket) && now < self.valid_until
+    }
+
+    /// Time left on the leases, zero when none or expired.
+    pub fn remaining(&self, now: Timestamp) -> Duration {
+        if self.owned.is_empty() {
+            Duration::ZERO
+        } else {
+            self.valid_until.saturating_duration_since(now)
+        }
+    }
+
+    pub fn acquire_due(&self, now: Timestamp) -> bool {
+        now >= self.next_acquire_at
+    }
+
+    pub fn next_acquire_at(&self) -> Timestamp {
+        self.next_acquire_at
+    }
+
+    pub fn renew_due(&self, now: Timestamp) -> bool {
+        self.owns_any() && now >= self.next_renew_at
+    }
+
+    pub fn next_renew_at(&self) -> Timestamp {
+        self.next_renew_at
+    }
+
+    /// Forces an acquisition at the next opportunity (lease lost, reservation short).
+    pub fn acquire_now(&mut self, now: Timestamp) {
+        self.next_acquire_at = self.next_acquire_at.min(now);
+    }
+
+    /// Retries a failed renewal after `delay`, without touching the acquisition deadline.
+    pub fn retry_renewal_after(&mut self, now: Timestamp, delay: Duration) {
+        self.next_renew_at = now.saturating_add(delay);
+    }
+
+    pub fn on_acquired(
+        &mut self,
+        started: Timestamp,
+        buckets: impl IntoIterator<Item = i32>,
+    ) -> OwnershipChange {
+        let new: BTreeSet<i32> = buckets.into_iter().collect();
+        let gained = new.difference(&self.owned).next().is_some();
+        let changed = new != self.owned;
+        self.owned = new;
+        self.valid_until = started.saturating_add(self.lease_duration);
+        self.next_acquire_at = started.saturating_add(self.renew_interval);
+        self.next_renew_at = self.next_acquire_at;
+        OwnershipChange { gained, changed }
+    }
+
+    /// Applies a renewal that started at `started`. Returns the buckets it lost.
+    pub fn on_renewed(&mut self, started: Timestamp, outcome: &RenewOutcome) -> Vec<i32> {
+        let lost: Vec<i32> = outcome
+            .lost
+            .iter()
+            .copied()
+            .filter(|b| self.owned.remove(b))
+            .collect();
+        // Buckets neither renewed nor reported lost keep their old expiry, which is earlier;
+        // treat them as lost so one expiry instant covers the whole owned set.
+        let renewed: BTreeSet<i32> = outcome.renewed.iter().copied().collect();
+        let unaccounted: Vec<i32> = self.owned.difference(&renewed).copied().collect();
+        for bucket in &unaccounted {
+            self.owned.remove(bucket);
+        }
+        if !self.owned.is_empty() {
+            self.valid_until = started.saturating_add(self.lease_duration);
+        }
+        self.next_renew_at = started.saturating_add(self.renew_interval);
+        lost.into_iter().chain(unaccounted).collect()
+    }
+
+    /// Drops every lease if they have run out. Returns how many buckets were dropped
+    /// (zero when nothing expired).
+    pub fn expire_if_due(&mut self, now: Timestamp) -> usize {
+        if self.owned.is_empty() || now < self.valid_until {
+            return 0;
+        }
+        let dropped = self.owned.len();
+        self.owned.clear();
+        self.next_acquire_at = self.next_acquire_at.min(now);
+        dropped
+    }
+
+    /// Forgets all leases (shutdown).
+    pub fn clear(&mut self) {
+        self.owned.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ms: i64) -> Timestamp {
+        Timestamp::from_millis(ms)
+    }
+
+    fn leases() -> Leases {
+        Leases::new(
+            t(0),
+            Duration::from_millis(30_000),
+            Duration::from_millis(10_000),
+        )
+    }
+
+    #[test]
+    fn validity_counts_from_the_start_of_the_call() {
+        let mut l = leases();
+        l.on_acquired(t(1_000), [1, 2]);
+        assert!(l.is_valid(1, t(30_999)));
+        assert!(
+            !l.is_valid(1, t(31_000)),
+            "expiry is start + lease, exclusive"
+        );
+        assert!(!l.is_valid(3, t(2_000)), "not owned");
+        assert_eq!(l.next_acquire_at(), t(11_000));
+    }
+
+    #[test]
+    fn renewal_does_not_move_the_rebalance_deadline() {
+        let mut l = leases();
+        l.on_acquired(t(0), [0, 1, 2]);
+        let lost = l.on_renewed(
+            t(10_000),
+            &RenewOutcome {
+                renewed: vec![0, 2],
+                lost: vec![1],
+            },
+        );
+        assert_eq!(lost, vec![1]);
+        assert_eq!(l.owned().iter().copied().collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(l.valid_until(), t(40_000));
+        assert_eq!(
+            l.next_acquire_at(),
+            t(10_000),
+            "rebalancing keeps its own deadline"
+        );
+        assert_eq!(l.next_renew_at(), t(20_000));
+    }
+
+    #[test]
+    fn unaccounted_buckets_in_a_renewal_are_dropped() {
+        let mut l = leases();
+        l.on_acquired(t(0), [0, 1]);
+        let lost = l.on_renewed(
+            t(5_000),
+            &RenewOutcome {
+                renewed: vec![0],
+                lost: vec![],
+            },
+        );
+        assert_eq!(lost, vec![1]);
+        assert!(!l.is_valid(1, t(6_000)));
+    }
+
+    #[test]
+    fn expiry_drops_everything_once() {
+        let mut l = leases();
+        l.on_acquired(t(0), [4, 5]);
+        assert_eq!(l.expire_if_due(t(29_999)), 0);
+        assert_eq!(l.expire_if_due(t(30_000)), 2);
+        assert_eq!(
+            l.expire_if_due(t(30_001)),
+            0,
+            "an empty set does not expire again"
+        );
+        assert!(l.acquire_due(t(30_000)));
+    }
+
+    #[test]
+    fn ownership_changes_are_reported() {
+        let mut l = leases();
+        assert_eq!(
+            l.on_acquired(t(0), [1]),
+            OwnershipChange {
+                gained: true,
+                changed: true
+            }
+        );
+        assert_eq!(
+            l.on_acquired(t(1), [1]),
+            OwnershipChange {
+                gained: false,
+                changed: false
+            }
+        );
+        assert_eq!(
+            l.on_acquired(t(2), []),
+            OwnershipChange {
+                gained: false,
+                changed: true
+            }
+        );
+    }
+}

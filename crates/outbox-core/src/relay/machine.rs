@@ -1,0 +1,632 @@
+//! The composed relay machine: leases + drain scheduling + backoff + shutdown.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::drain::Drain;
+use super::lease::Leases;
+use super::{Command, Hint, RelayEvent};
+use crate::error::{Misconfiguration, StoreError};
+use crate::message::OutboxMessage;
+use crate::options::RelayOptions;
+use crate::publisher::PublishOutcome;
+use crate::store::{RenewOutcome, StoreCapabilities};
+use crate::time::Timestamp;
+
+/// The one serialized operation in flight (renewal alongside a publish is tracked apart).
+#[derive(Debug)]
+enum Main {
+    Idle,
+    Acquiring {
+        started: Timestamp,
+    },
+    Probing {
+        started: Timestamp,
+    },
+    Fetching {
+        bucket: i32,
+    },
+    Publishing {
+        bucket: i32,
+        batch: Arc<[OutboxMessage]>,
+        started: Timestamp,
+        lease_lost: bool,
+    },
+    Marking {
+        bucket: i32,
+        drained: bool,
+        failed: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Life {
+    Running,
+    Stopping,
+    Stopped,
+    Failed(Misconfiguration),
+}
+
+/// The relay's decisions, free of I/O. See the [module docs](super).
+#[derive(Debug)]
+pub struct RelayMachine {
+    options: RelayOptions,
+    capabilities: StoreCapabilities,
+    leases: Leases,
+    drain: Drain,
+    main: Main,
+    /// Start time of a renewal in flight.
+    renewing: Option<Timestamp>,
+    /// A command produced by a handler, handed out by the next `poll_command`.
+    queued: Option<Command>,
+    consecutive_failures: u32,
+    backoff_until: Option<Timestamp>,
+    /// Without renewal: an acquisition was already tried to make room for a publish.
+    reservation_retried: bool,
+    life: Life,
+    events: VecDeque<RelayEvent>,
+}
+
+impl RelayMachine {
+    /// Creates a machine that will start by acquiring leases at `now`.
+    ///
+    /// Fails when the store cannot renew leases and no publish budget is configured: the
+    /// relay could not otherwise show that a lease outlives a publish.
+    pub fn new(
+        options: RelayOptions,
+        capabilities: StoreCapabilities,
+        now: Timestamp,
+    ) -> Result<Self, Misconfiguration> {
+        if !capabilities.lease_renewal && options.max_publish_duration().is_none() {
+            return Err(Misconfiguration::MissingPublishBudget);
+        }
+        Ok(RelayMachine {
+            leases: Leases::new(
+                now,
+                options.lease_duration(),
+                options.lease_renew_interval(),
+            ),
+            drain: Drain::new(now, options.poll_interval()),
+            options,
+            capabilities,
+            main: Main::Idle,
+            renewing: None,
+            queued: None,
+            consecutive_failures: 0,
+            backoff_until: None,
+            reservation_retried: false,
+            life: Life::Running,
+            events: VecDeque::new(),
+        })
+    }
+
+    /// The options the machine runs with.
+    pub fn options(&self) -> &RelayOptions {
+        &self.options
+    }
+
+    /// Buckets this relay currently believes it owns (leases may have run out since;
+    /// [`owns_valid`](Self::owns_valid) checks that).
+    pub fn owned(&self) -> impl Iterator<Item = i32> + '_ {
+        self.leases.owned().iter().copied()
+    }
+
+    /// Whether `bucket` is owned with a lease valid at `now`.
+    pub fn owns_valid(&self, bucket: i32, now: Timestamp) -> bool {
+        self.leases.is_valid(bucket, now)
+    }
+
+    /// Whether the relay may act on `bucket` at `now`: it owns the bucket with a valid
+    /// lease and no acquisition is in flight (an acquisition may be releasing the bucket
+    /// in the store at this very moment; the relay starts nothing while it runs).
+    pub fn may_act_on(&self, bucket: i32, now: Timestamp) -> bool {
+        !matches!(self.main, Main::Acquiring { .. }) && self.leases.is_valid(bucket, now)
+    }
+
+    /// Until when the owned leases are valid.
+    pub fn lease_valid_until(&self) -> Timestamp {
+        self.leases.valid_until()
+    }
+
+    /// Whether a publish is in flight.
+    pub fn is_publishing(&self) -> bool {
+        matches!(self.main, Main::Publishing { .. })
+    }
+
+    /// Whether the machine has stopped (after shutdown or a fatal error).
+    pub fn is_finished(&self) -> bool {
+        matches!(self.life, Life::Stopped | Life::Failed(_))
+    }
+
+    /// The fatal error that stopped the machine, if any.
+    pub fn fatal_error(&self) -> Option<&Misconfiguration> {
+        match &self.life {
+            Life::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The next event for logs and metrics.
+    pub fn poll_event(&mut self) -> Option<RelayEvent> {
+        self.events.pop_front()
+    }
+
+    /// The next command to execute, or `None` until an event or the timeout.
+    pub fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
+        if matches!(self.life, Life::Stopped | Life::Failed(_)) {
+            return None;
+        }
+        self.check_expiry(now);
+        if let Some(command) = self.queued.take() {
+            return Some(command);
+        }
+        if self.is_publishing() {
+            return self.renewal_alongside_publish(now);
+        }
+        if !matches!(self.main, Main::Idle) || self.renewing.is_some() {
+            return None;
+        }
+        if self.life == Life::Stopping {
+            self.life = Life::Stopped;
+            self.leases.clear();
+            self.events.push_back(RelayEvent::Stopped);
+            return None;
+        }
+        if let Some(until) = self.backoff_until {
+            if now < until {
+                return None;
+            }
+            self.backoff_until = None;
+        }
+        loop {
+            if self.drain.in_sweep() {
+                if self.reservation_retried && self.leases.acquire_due(now) {
+                    return Some(self.start_acquire(now));
+                }
+                if self.capabilities.lease_renewal && self.leases.renew_due(now) {
+                    return Some(self.start_renewal(now));
+                }
+                while let Some(bucket) = self.drain.next_in_sweep() {
+                    if self.leases.is_valid(bucket, now) {
+                        self.main = Main::Fetching { bucket };
+                        return Some(Command::FetchBatch {
+                            bucket,
+                            limit: self.options.batch_size(),
+                        });
+                    }
+                }
+            }
+            // Between sweeps: rebalancing first, then discovery, then the next sweep.
+            if self.leases.acquire_due(now) {
+                return Some(self.start_acquire(now));
+            }
+            if !self.leases.owns_any() {
+                return None;
+            }
+            if self.drain.discovery_due(now) {
+                self.main = Main::Probing { started: now };
+                return Some(Command::ProbePending {
+                    buckets: self.leases.owned().iter().copied().collect(),
+                });
+            }
+            if !self.drain.start_sweep() {
+                return None;
+            }
+        }
+    }
+
+    /// The next instant at which the machine wants [`handle_timeout`](Self::handle_timeout),
+    /// if any. Only deadlines that lead to an action in the current state are reported,
+    /// so a caller that sleeps until this instant never spins.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        if matches!(self.life, Life::Stopped | Life::Failed(_)) {
+            return None;
+        }
+        let mut next: Option<Timestamp> = None;
+        let mut consider = |t: Timestamp| next = Some(next.map_or(t, |n| n.min(t)));
+        if self.leases.owns_any() {
+            consider(self.leases.valid_until());
+        }
+        if self.is_publishing() {
+            if self.capabilities.lease_renewal && self.renewing.is_none() && self.leases.owns_any()
+            {
+                consider(self.leases.next_renew_at());
+            }
+        } else if matches!(self.main, Main::Idle)
+            && self.renewing.is_none()
+            && self.life == Life::Running
+        {
+            match self.backoff_until {
+                Some(until) => consider(until),
+                None => {
+                    consider(self.leases.next_acquire_at());
+                    if self.leases.owns_any() {
+                        consider(self.drain.next_discovery_at());
+                    }
+                }
+            }
+        }
+        next
+    }
+
+    /// Time has passed; lease expiry is noticed here even while calls are in flight.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        self.check_expiry(now);
+    }
+
+    /// A commit notification arrived. Hints only ever add work for buckets this relay
+    /// validly owns; they never cut a backoff short or touch the discovery deadline.
+    pub fn handle_hint(&mut self, now: Timestamp, hint: Hint) {
+        if self.life != Life::Running {
+            return;
+        }
+        let bucket_count = i64::from(self.options.bucket_count().get());
+        match hint {
+            Hint::Unknown => {
+                if self.leases.owns_any() {
+                    self.drain.force_discovery();
+                }
+            }
+            Hint::Bucket(b) if i64::from(b) >= bucket_count => {
+                // A bucket we cannot even own: let discovery look (and report a
+                // misconfigured writer if rows are really there).
+                if self.leases.owns_any() {
+                    self.drain.force_discovery();
+                }
+            }
+            Hint::Bucket(b) => {
+                if self.leases.is_valid(b, now) {
+                    self.drain.mark_ready(b);
+                }
+            }
+        }
+    }
+
+    /// Shutdown was requested: start nothing new. An in-flight publish is awaited (or
+    /// cancelled by the caller); its acknowledged prefix is still deleted while the lease
+    /// holds. The machine reports [`RelayEvent::Stopped`] once nothing is in flight.
+    pub fn handle_shutdown(&mut self) {
+        if self.life != Life::Running {
+            return;
+        }
+        self.life = Life::Stopping;
+        self.drain.abort_sweep();
+        if let Some(Command::Publish { .. }) = self.queued {
+            // Never handed out: nothing to wait for.
+            self.queued = None;
+            self.main = Main::Idle;
+        }
+    }
+
+    /// Result of [`Command::AcquireLeases`].
+    pub fn handle_acquired(&mut self, now: Timestamp, result: Result<Vec<i32>, StoreError>) {
+        let Main::Acquiring { started } = self.main else {
+            return;
+        };
+        self.main = Main::Idle;
+        match result {
+            Ok(buckets) => {
+                let change = self.leases.on_acquired(started, buckets);
+                self.drain.retain_owned(self.leases.owned());
+                if change.gained {
+                    self.drain.force_discovery();
+                }
+                if change.changed {
+                    self.events.push_back(RelayEvent::OwnershipChanged {
+                        owned: self.leases.owned().iter().copied().collect(),
+                    });
+                }
+                self.check_expiry(now);
+                self.consecutive_failures = 0;
+            }
+            Err(error) => self.store_failed(now, "acquire_leases", error),
+        }
+    }
+
+    /// Result of [`Command::ProbePending`].
+    pub fn handle_probed(&mut self, now: Timestamp, result: Result<Vec<i32>, StoreError>) {
+        let Main::Probing { started } = self.main else {
+            return;
+        };
+        self.main = Main::Idle;
+        match result {
+            Ok(buckets) => {
+                self.check_expiry(now);
+                let valid: Vec<i32> = buckets
+                    .into_iter()
+                    .filter(|b| self.leases.is_valid(*b, now))
+                    .collect();
+                self.drain.on_discovered(started, valid);
+                self.consecutive_failures = 0;
+            }
+            Err(error) => {
+                self.drain.on_discovery_failed(started);
+                self.store_failed(now, "buckets_with_pending", error);
+            }
+        }
+    }
+
+    /// Result of [`Command::FetchBatch`].
+    pub fn handle_fetched(
+        &mut self,
+        now: Timestamp,
+        result: Result<Vec<OutboxMessage>, StoreError>,
+    ) {
+        let Main::Fetching { bucket } = self.main else {
+            return;
+        };
+        self.main = Main::Idle;
+        let batch = match result {
+            Ok(batch) => batch,
+            Err(error) => return self.store_failed(now, "next_batch", error),
+        };
+        self.consecutive_failures = 0;
+        self.check_expiry(now);
+        if !self.leases.is_valid(bucket, now) {
+            return;
+        }
+        if batch.is_empty() {
+            self.drain.mark_drained(bucket);
+            return;
+        }
+        if !self.capabilities.lease_renewal && !self.reserve_publish_budget(now, bucket) {
+            return;
+        }
+        let batch: Arc<[OutboxMessage]> = batch.into();
+        self.main = Main::Publishing {
+            bucket,
+            batch: Arc::clone(&batch),
+            started: now,
+            lease_lost: false,
+        };
+        self.queued = Some(Command::Publish { bucket, batch });
+    }
+
+    /// Result of [`Command::Publish`].
+    pub fn handle_published(&mut self, now: Timestamp, outcome: PublishOutcome) {
+        let Main::Publishing {
+            bucket,
+            ref batch,
+            started,
+            lease_lost,
+        } = self.main
+        else {
+            return;
+        };
+        let batch = Arc::clone(batch);
+        self.main = Main::Idle;
+        let elapsed = now.saturating_duration_since(started);
+        let acknowledged = outcome.acknowledged.min(batch.len());
+        self.events.push_back(RelayEvent::Published {
+            bucket,
+            attempted: batch.len(),
+            acknowledged,
+            elapsed,
+        });
+        let failed = outcome.error.is_some() || acknowledged < batch.len();
+        if let Some(error) = outcome.error {
+            self.events
+                .push_back(RelayEvent::PublishFailed { bucket, error });
+        }
+        if !self.capabilities.lease_renewal
+            && let Some(budget) = self.options.max_publish_duration()
+            && elapsed > budget
+        {
+            return self.fail(Misconfiguration::PublishBudgetExceeded {
+                elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                budget_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+            });
+        }
+        self.check_expiry(now);
+        if lease_lost || !self.leases.is_valid(bucket, now) {
+            // Someone else may own the bucket by now: delete nothing, let the new owner
+            // (or our next acquisition) carry on from the rows as they are.
+            self.drain.abort_sweep();
+            self.leases.acquire_now(now);
+            if failed {
+                self.back_off(now);
+            }
+            return;
+        }
+        if acknowledged > 0 {
+            let drained = !failed && batch.len() < self.options.batch_size();
+            self.main = Main::Marking {
+                bucket,
+                drained,
+                failed,
+            };
+            self.queued = Some(Command::MarkPublished {
+                bucket,
+                batch,
+                count: acknowledged,
+            });
+        } else if failed {
+            self.back_off(now);
+        }
+    }
+
+    /// The caller abandoned an in-flight publish during shutdown. Nothing is deleted.
+    pub fn handle_publish_cancelled(&mut self, _now: Timestamp) {
+        let Main::Publishing { bucket, .. } = self.main else {
+            return;
+        };
+        self.main = Main::Idle;
+        self.events
+            .push_back(RelayEvent::PublishCancelled { bucket });
+    }
+
+    /// Result of [`Command::MarkPublished`].
+    pub fn handle_marked(&mut self, now: Timestamp, result: Result<(), StoreError>) {
+        let Main::Marking {
+            bucket,
+            drained,
+            failed,
+        } = self.main
+        else {
+            return;
+        };
+        self.main = Main::Idle;
+        match result {
+            Ok(()) => {
+                if drained {
+                    self.drain.mark_drained(bucket);
+                }
+                if failed {
+                    self.back_off(now);
+                } else {
+                    self.consecutive_failures = 0;
+                }
+            }
+            Err(error) => self.store_failed(now, "mark_published", error),
+        }
+    }
+
+    /// Result of [`Command::RenewLeases`].
+    pub fn handle_renewed(&mut self, now: Timestamp, result: Result<RenewOutcome, StoreError>) {
+        let Some(started) = self.renewing.take() else {
+            return;
+        };
+        match result {
+            Ok(outcome) => {
+                let had = self.leases.owned().len();
+                let lost = self.leases.on_renewed(started, &outcome);
+                if !lost.is_empty() {
+                    self.drain.retain_owned(self.leases.owned());
+                    if let Main::Publishing {
+                        bucket,
+                        ref mut lease_lost,
+                        ..
+                    } = self.main
+                        && lost.contains(&bucket)
+                    {
+                        *lease_lost = true;
+                    }
+                    if had > 0 {
+                        self.events.push_back(RelayEvent::LeaseExpired {
+                            buckets: lost.len(),
+                        });
+                    }
+                    self.events.push_back(RelayEvent::OwnershipChanged {
+                        owned: self.leases.owned().iter().copied().collect(),
+                    });
+                    self.leases.acquire_now(now);
+                }
+                self.check_expiry(now);
+            }
+            Err(error) if error.is_fatal() || matches!(error, StoreError::Unsupported(_)) => {
+                self.fail(fatal_from(error));
+            }
+            Err(error) => {
+                self.events.push_back(RelayEvent::StoreFailed {
+                    operation: "renew_leases",
+                    error,
+                });
+                self.leases
+                    .retry_renewal_after(now, self.options.error_backoff());
+                if !self.is_publishing() {
+                    self.back_off(now);
+                }
+            }
+        }
+    }
+
+    fn renewal_alongside_publish(&mut self, now: Timestamp) -> Option<Command> {
+        if self.capabilities.lease_renewal && self.renewing.is_none() && self.leases.renew_due(now)
+        {
+            return Some(self.start_renewal(now));
+        }
+        None
+    }
+
+    fn start_acquire(&mut self, now: Timestamp) -> Command {
+        self.main = Main::Acquiring { started: now };
+        Command::AcquireLeases { now }
+    }
+
+    fn start_renewal(&mut self, now: Timestamp) -> Command {
+        self.renewing = Some(now);
+        Command::RenewLeases {
+            now,
+            buckets: self.leases.owned().iter().copied().collect(),
+        }
+    }
+
+    /// Without renewal, a publish may only start when the lease covers the whole publish
+    /// budget plus one renew interval. If it does not, acquire once (which extends the
+    /// leases) and try again; if even a fresh lease is too short, keep the rows and
+    /// report the configuration problem.
+    fn reserve_publish_budget(&mut self, now: Timestamp, bucket: i32) -> bool {
+        let budget = self.options.max_publish_duration().unwrap_or(Duration::MAX);
+        let needed = budget.saturating_add(self.options.lease_renew_interval());
+        let remaining = self.leases.remaining(now);
+        if remaining >= needed {
+            self.reservation_retried = false;
+            return true;
+        }
+        if !self.reservation_retried {
+            self.reservation_retried = true;
+            self.leases.acquire_now(now);
+            self.drain.revisit_first(bucket);
+            return false;
+        }
+        self.reservation_retried = false;
+        self.events
+            .push_back(RelayEvent::LeaseTooShortForPublish { remaining, needed });
+        self.back_off(now);
+        false
+    }
+
+    fn check_expiry(&mut self, now: Timestamp) {
+        let dropped = self.leases.expire_if_due(now);
+        if dropped == 0 {
+            return;
+        }
+        self.drain.clear();
+        if let Main::Publishing {
+            ref mut lease_lost, ..
+        } = self.main
+        {
+            *lease_lost = true;
+        }
+        self.events
+            .push_back(RelayEvent::LeaseExpired { buckets: dropped });
+        self.events
+            .push_back(RelayEvent::OwnershipChanged { owned: Vec::new() });
+    }
+
+    fn store_failed(&mut self, now: Timestamp, operation: &'static str, error: StoreError) {
+        if error.is_fatal() {
+            return self.fail(fatal_from(error));
+        }
+        self.events
+            .push_back(RelayEvent::StoreFailed { operation, error });
+        self.back_off(now);
+    }
+
+    fn back_off(&mut self, now: Timestamp) {
+        self.consecutive_failures = self.consecutive_failures.saturating_add(1);
+        self.reservation_retried = false;
+        let until = now.saturating_add(self.options.backoff_after(self.consecutive_failures));
+        self.backoff_until = Some(until);
+        self.drain.abort_sweep();
+        self.events.push_back(RelayEvent::BackingOff {
+            until,
+            consecutive_failures: self.consecutive_failures,
+        });
+    }
+
+    fn fail(&mut self, error: Misconfiguration) {
+        self.events.push_back(RelayEvent::Fatal(error.clone()));
+        self.life = Life::Failed(error);
+        self.queued = None;
+        self.drain.clear();
+    }
+}
+
+fn fatal_from(error: StoreError) -> Misconfiguration {
+    match error {
+        StoreError::Misconfigured(m) => m,
+        other => Misconfiguration::Other(other.to_string()),
+    }
+}

@@ -1,0 +1,166 @@
+//! The relay as a pure state machine, in the style of `quinn-proto`.
+//!
+//! [`RelayMachine`] owns every decision: when to heartbeat and rebalance leases, when
+//! to probe for pending rows, which bucket to fetch next, when to publish, what to
+//! delete, when to renew and how long to back off. It performs no I/O and reads no
+//! clock. The caller (the async [`driver`](crate::driver) or a simulation) feeds it
+//! events through `handle_*` methods, each with the current time, executes the
+//! [`Command`]s it hands out from [`RelayMachine::poll_command`], sleeps until
+//! [`RelayMachine::poll_timeout`], and reads [`RelayEvent`]s for logs and metrics from
+//! [`RelayMachine::poll_event`].
+//!
+//! Concurrency rules the machine enforces: at most one store call or publish is in
+//! flight, except that a lease renewal may run alongside a publish.
+
+mod drain;
+mod lease;
+mod machine;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use machine::RelayMachine;
+
+use crate::error::{Misconfiguration, PublishError, StoreError};
+use crate::message::OutboxMessage;
+use crate::time::Timestamp;
+
+/// Work the caller must carry out and report back through the matching `handle_*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Call [`OutboxStore::acquire_leases`](crate::OutboxStore::acquire_leases) with
+    /// `now`; report with [`RelayMachine::handle_acquired`].
+    AcquireLeases {
+        /// The instant to pass as [`LeaseRequest::now`](crate::LeaseRequest::now).
+        now: Timestamp,
+    },
+    /// Call [`OutboxStore::buckets_with_pending`](crate::OutboxStore::buckets_with_pending);
+    /// report with [`RelayMachine::handle_probed`].
+    ProbePending {
+        /// Owned buckets to look at.
+        buckets: Vec<i32>,
+    },
+    /// Call [`OutboxStore::next_batch`](crate::OutboxStore::next_batch); report with
+    /// [`RelayMachine::handle_fetched`].
+    FetchBatch {
+        /// Bucket to read.
+        bucket: i32,
+        /// Batch size.
+        limit: usize,
+    },
+    /// Call [`Publisher::publish`](crate::Publisher::publish); report with
+    /// [`RelayMachine::handle_published`] (or [`RelayMachine::handle_publish_cancelled`]
+    /// when the caller abandons it during shutdown).
+    Publish {
+        /// The bucket the batch came from.
+        bucket: i32,
+        /// The rows, oldest first.
+        batch: Arc<[OutboxMessage]>,
+    },
+    /// Call [`OutboxStore::mark_published`](crate::OutboxStore::mark_published) with
+    /// `batch[..count]`; report with [`RelayMachine::handle_marked`].
+    MarkPublished {
+        /// The bucket.
+        bucket: i32,
+        /// The published batch.
+        batch: Arc<[OutboxMessage]>,
+        /// Length of the acknowledged prefix to delete.
+        count: usize,
+    },
+    /// Call [`OutboxStore::renew_leases`](crate::OutboxStore::renew_leases); report with
+    /// [`RelayMachine::handle_renewed`]. May be issued while a publish is in flight.
+    RenewLeases {
+        /// The instant to pass as [`LeaseRequest::now`](crate::LeaseRequest::now).
+        now: Timestamp,
+        /// Buckets to renew.
+        buckets: Vec<i32>,
+    },
+}
+
+/// A commit notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hint {
+    /// Something was committed somewhere: probe every owned bucket.
+    Unknown,
+    /// Rows were committed in this bucket.
+    Bucket(i32),
+}
+
+impl Hint {
+    /// Decodes the wire form used by notification transports: `-1` is unknown.
+    pub fn from_wire(bucket: i32) -> Self {
+        if bucket < 0 {
+            Hint::Unknown
+        } else {
+            Hint::Bucket(bucket)
+        }
+    }
+}
+
+/// Something worth logging or measuring.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RelayEvent {
+    /// The set of owned buckets changed.
+    OwnershipChanged {
+        /// Buckets owned now.
+        owned: Vec<i32>,
+    },
+    /// A nonempty owned set was invalidated: its leases ran out by the local clock, or
+    /// a renewal found them taken.
+    LeaseExpired {
+        /// How many buckets were lost.
+        buckets: usize,
+    },
+    /// A publish call finished (successfully or not; cancelled calls excluded).
+    Published {
+        /// The bucket.
+        bucket: i32,
+        /// Rows in the batch.
+        attempted: usize,
+        /// Contiguous acknowledged prefix.
+        acknowledged: usize,
+        /// Wall time of the call.
+        elapsed: Duration,
+    },
+    /// A publish call reported a failure.
+    PublishFailed {
+        /// The bucket.
+        bucket: i32,
+        /// The first error.
+        error: PublishError,
+    },
+    /// A publish was cancelled by shutdown; nothing was deleted.
+    PublishCancelled {
+        /// The bucket.
+        bucket: i32,
+    },
+    /// A store call failed and will be retried after `backoff`.
+    StoreFailed {
+        /// Which call.
+        operation: &'static str,
+        /// The error.
+        error: StoreError,
+    },
+    /// Without lease renewal, the remaining lease could not cover the publish budget
+    /// even right after an acquisition: rows stay pending. A configuration problem.
+    LeaseTooShortForPublish {
+        /// Lease time left.
+        remaining: Duration,
+        /// Publish budget plus one renew interval.
+        needed: Duration,
+    },
+    /// The relay entered error backoff.
+    BackingOff {
+        /// Until when.
+        until: Timestamp,
+        /// Failures in a row.
+        consecutive_failures: u32,
+    },
+    /// The relay stopped for good because of a misconfiguration.
+    Fatal(Misconfiguration),
+    /// The relay stopped after a shutdown request.
+    Stopped,
+}

@@ -1,0 +1,159 @@
+//! The storage contract the relay runs against.
+//!
+//! # Why native `async fn` in traits
+//!
+//! The methods return `impl Future + Send` (native async functions in traits) rather
+//! than boxed futures: a relay is generic over its store, so each call compiles to a
+//! direct, allocation-free call, and the `Send` bound lets the relay run on a
+//! multi-threaded runtime. The price is that `dyn OutboxStore` is not possible; an
+//! application that must choose a store at run time wraps its stores in an enum, which is
+//! also cheaper than a vtable plus a box per call.
+//!
+//! # What a backend must provide
+//!
+//! Two primitives: an atomic conditional write for lease rows (a guarded `UPDATE ...
+//! WHERE owner IS NULL OR expires_at <= now`), and reading one bucket's pending rows in
+//! enqueue order. Rows leave the store only through [`OutboxStore::mark_published`]; a TTL
+//! or any other expiry of pending rows would turn at-least-once into loss.
+//!
+//! # Time
+//!
+//! The relay passes `now` (its own clock, read before the call) into every lease call,
+//! and stores write exactly that value. Lease expiry therefore compares timestamps written
+//! by relay hosts, so hosts need ordinary clock sync: the tolerated skew is
+//! `lease_duration - lease_renew_interval`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::error::StoreError;
+use crate::message::OutboxMessage;
+use crate::time::Timestamp;
+
+/// One lease call's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseRequest<'a> {
+    /// The calling relay.
+    pub relay_id: &'a str,
+    /// Buckets in the outbox (`0..bucket_count`).
+    pub bucket_count: u32,
+    /// How long a granted or renewed lease lasts from `now`.
+    pub lease_duration: Duration,
+    /// The relay's clock, read before the call.
+    pub now: Timestamp,
+}
+
+impl LeaseRequest<'_> {
+    /// Expiry written for leases granted or renewed by this request.
+    pub fn expires_at(&self) -> Timestamp {
+        self.now.saturating_add(self.lease_duration)
+    }
+
+    /// Heartbeats older than this belong to relays no longer considered live.
+    pub fn live_after(&self) -> Timestamp {
+        self.now.saturating_sub(self.lease_duration)
+    }
+}
+
+/// Which optional capabilities a store implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreCapabilities {
+    /// [`OutboxStore::renew_leases`] works, so leases can be extended while a publish
+    /// is in flight. Without it the relay needs `max_publish_duration`.
+    pub lease_renewal: bool,
+    /// [`OutboxStore::pending_metrics`] works.
+    pub backlog_metrics: bool,
+}
+
+/// The outcome of a renewal.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RenewOutcome {
+    /// Buckets whose lease now runs until [`LeaseRequest::expires_at`].
+    pub renewed: Vec<i32>,
+    /// Buckets that were asked for but are no longer this relay's (expired or taken).
+    pub lost: Vec<i32>,
+}
+
+/// A whole-store backlog sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingMetrics {
+    /// Pending rows in every bucket.
+    pub count: u64,
+    /// Creation time of the oldest pending row; `None` when the store knows the count
+    /// but cannot aggregate timestamps (or when the count is zero).
+    pub oldest_created_at: Option<Timestamp>,
+}
+
+/// Persistent state of an outbox: pending rows, bucket leases, relay heartbeats.
+///
+/// Implementations must be cheap to share (`&self` methods) and safe to call from
+/// several relays at once, including relays in other processes.
+pub trait OutboxStore: Send + Sync + 'static {
+    /// Which optional methods work. Checked once when a relay starts.
+    fn capabilities(&self) -> StoreCapabilities {
+        StoreCapabilities::default()
+    }
+
+    /// Records a heartbeat for `request.relay_id`, then adjusts its leases towards its
+    /// fair share among relays whose heartbeat is newer than
+    /// [`LeaseRequest::live_after`]: keeps and extends the leases it holds (up to its
+    /// share), releases those above its share, and claims free or expired buckets (each
+    /// claim one guarded conditional write) until it reaches its share.
+    ///
+    /// Returns every bucket the relay holds afterwards, each valid until
+    /// [`LeaseRequest::expires_at`]. A bucket must never be granted to two relays whose
+    /// leases are both unexpired by the writers' clocks.
+    fn acquire_leases(
+        &self,
+        request: &LeaseRequest<'_>,
+    ) -> impl Future<Output = Result<Vec<i32>, StoreError>> + Send;
+
+    /// Which of `owned` have pending rows, in one round trip.
+    ///
+    /// Also the place where misconfiguration shows: a store that finds pending rows in a
+    /// bucket outside `0..bucket_count` returns
+    /// [`Misconfiguration::BucketOutOfRange`](crate::Misconfiguration::BucketOutOfRange),
+    /// because no relay would ever claim them.
+    fn buckets_with_pending(
+        &self,
+        owned: &[i32],
+        bucket_count: u32,
+    ) -> impl Future<Output = Result<Vec<i32>, StoreError>> + Send;
+
+    /// Up to `limit` pending rows of `bucket`, oldest first (enqueue order).
+    fn next_batch(
+        &self,
+        bucket: i32,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<OutboxMessage>, StoreError>> + Send;
+
+    /// Deletes exactly these rows: a contiguous prefix, in order, of what
+    /// [`next_batch`](Self::next_batch) returned for `bucket`, all acknowledged by the
+    /// broker. Never delete by range: a lower id that committed after the batch was read
+    /// is still unpublished.
+    fn mark_published(
+        &self,
+        bucket: i32,
+        published: &[OutboxMessage],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Optional: extends the leases in `buckets` that this relay still holds unexpired at
+    /// `request.now`, and refreshes its heartbeat, atomically per bucket. Acquires and
+    /// releases nothing.
+    fn renew_leases(
+        &self,
+        request: &LeaseRequest<'_>,
+        buckets: &[i32],
+    ) -> impl Future<Output = Result<RenewOutcome, StoreError>> + Send {
+        let _ = (request, buckets);
+        async { Err(StoreError::Unsupported("lease renewal")) }
+    }
+
+    /// Optional: a whole-store backlog sample, `Ok(None)` when none is available. Runs
+    /// concurrently with the other calls, so a relational store uses its own connection.
+    fn pending_metrics(
+        &self,
+    ) -> impl Future<Output = Result<Option<PendingMetrics>, StoreError>> + Send {
+        async { Err(StoreError::Unsupported("backlog metrics")) }
+    }
+}

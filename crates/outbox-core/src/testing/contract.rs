@@ -1,0 +1,359 @@
+//! The behaviour every [`OutboxStore`] must show, as a reusable async test suite.
+//!
+//! A backend provides a [`StoreFixture`] factory (a fresh, empty outbox per call) and
+//! runs [`run_store_contract`]. Each check states the rule it guards in its panic
+//! message. Times are explicit, so the suite never sleeps.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use crate::message::OutboxMessage;
+use crate::store::{LeaseRequest, OutboxStore};
+use crate::time::Timestamp;
+
+/// A fresh outbox for one contract check.
+pub trait StoreFixture: Send + Sync {
+    /// The store under test.
+    type Store: OutboxStore;
+
+    /// A store handle onto this fixture's outbox; several handles share the data, like
+    /// relays in several processes sharing one database.
+    fn store(&self) -> impl Future<Output = Self::Store> + Send;
+
+    /// Inserts and commits rows exactly as given (no validation, so that the suite can
+    /// plant rows a misconfigured writer would produce). Returns the assigned ids.
+    fn insert_committed(&self, rows: Vec<OutboxMessage>) -> impl Future<Output = Vec<i64>> + Send;
+}
+
+const BUCKETS: u32 = 8;
+const LEASE: Duration = Duration::from_secs(30);
+/// A fixed, realistic instant: the suite's clock starts here.
+const T0: Timestamp = Timestamp::from_millis(1_765_000_000_000);
+
+fn at(seconds: u64) -> Timestamp {
+    T0.saturating_add(Duration::from_secs(seconds))
+}
+
+fn request(relay_id: &str, now: Timestamp) -> LeaseRequest<'_> {
+    LeaseRequest {
+        relay_id,
+        bucket_count: BUCKETS,
+        lease_duration: LEASE,
+        now,
+    }
+}
+
+/// A row for `bucket` created at `created_ms` after T0.
+pub fn row(bucket: i32, created_ms: u64) -> OutboxMessage {
+    OutboxMessage {
+        id: 0,
+        message_id: Uuid::now_v7(),
+        bucket,
+        topic: "contract".into(),
+        key: Some(format!("key-{bucket}").into_bytes()),
+        value: Some(vec![7; 16]),
+        headers: None,
+        partition: None,
+        created_at: T0.saturating_add(Duration::from_millis(created_ms)),
+        store_ref: None,
+    }
+}
+
+async fn acquire<S: OutboxStore>(store: &S, relay: &str, now: Timestamp) -> Vec<i32> {
+    match store.acquire_leases(&request(relay, now)).await {
+        Ok(buckets) => buckets,
+        Err(e) => panic!("store contract: acquire_leases for {relay} failed: {e}"),
+    }
+}
+
+fn assert_disjoint(name: &str, sets: &[&[i32]]) {
+    let mut seen = BTreeSet::new();
+    for set in sets {
+        for bucket in *set {
+            assert!(
+                seen.insert(*bucket),
+                "store contract `{name}`: bucket {bucket} granted to two live relays: {sets:?}"
+            );
+        }
+    }
+}
+
+/// Runs every check, each on a fresh fixture from `make`.
+pub async fn run_store_contract<F, Fut, X>(make: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = X>,
+    X: StoreFixture,
+{
+    single_relay_owns_every_bucket(&make().await).await;
+    live_lease_is_never_granted_twice(&make().await).await;
+    expired_lease_is_taken_over(&make().await).await;
+    fair_share_converges_as_relays_join_and_leave(&make().await).await;
+    pending_probe_reports_owned_buckets_with_rows(&make().await).await;
+    out_of_range_bucket_is_fatal(&make().await).await;
+    next_batch_is_oldest_first_and_bounded(&make().await).await;
+    mark_published_deletes_exactly_the_listed_rows(&make().await).await;
+    renewal_extends_held_leases_and_reports_lost_ones(&make().await).await;
+    backlog_metrics_count_and_age(&make().await).await;
+}
+
+/// One relay alone gets every bucket and keeps them on re-acquisition.
+pub async fn single_relay_owns_every_bucket(fx: &impl StoreFixture) {
+    let store = fx.store().await;
+    let all: Vec<i32> = (0..8).collect();
+    assert_eq!(
+        acquire(&store, "relay-a", at(0)).await,
+        all,
+        "store contract: a lone relay owns every bucket"
+    );
+    assert_eq!(
+        acquire(&store, "relay-a", at(5)).await,
+        all,
+        "store contract: re-acquisition keeps the leases"
+    );
+}
+
+/// A newcomer gets nothing while the owner's leases are live; the owner releases its
+/// surplus on its next acquisition and the newcomer then claims exactly that.
+pub async fn live_lease_is_never_granted_twice(fx: &impl StoreFixture) {
+    let (a, b) = (fx.store().await, fx.store().await);
+    let held_a = acquire(&a, "relay-a", at(0)).await;
+    let held_b = acquire(&b, "relay-b", at(1)).await;
+    assert_disjoint("live lease", &[&held_a, &held_b]);
+    assert!(
+        held_b.is_empty(),
+        "store contract: live leases are not taken: b got {held_b:?}"
+    );
+    let held_a = acquire(&a, "relay-a", at(2)).await;
+    assert_eq!(
+        held_a.len(),
+        4,
+        "store contract: an owner above its share releases the surplus: {held_a:?}"
+    );
+    let held_b = acquire(&b, "relay-b", at(3)).await;
+    assert_eq!(
+        held_b.len(),
+        4,
+        "store contract: released buckets are claimable: {held_b:?}"
+    );
+    assert_disjoint("after release", &[&held_a, &held_b]);
+}
+
+/// A relay that stops heartbeating loses its buckets once its leases expire.
+pub async fn expired_lease_is_taken_over(fx: &impl StoreFixture) {
+    let (a, b) = (fx.store().await, fx.store().await);
+    assert_eq!(acquire(&a, "relay-a", at(0)).await.len(), 8);
+    let early = acquire(&b, "relay-b", at(29)).await;
+    assert!(
+        early.is_empty(),
+        "store contract: no takeover before expiry: {early:?}"
+    );
+    let late = acquire(&b, "relay-b", at(31)).await;
+    assert_eq!(
+        late,
+        (0..8).collect::<Vec<_>>(),
+        "store contract: expired leases of a dead relay are taken over"
+    );
+}
+
+/// Shares settle at 3/3/2 with three relays and 4/4 after one leaves; at no instant do
+/// two relays hold one bucket.
+pub async fn fair_share_converges_as_relays_join_and_leave(fx: &impl StoreFixture) {
+    let relays = ["relay-a", "relay-b", "relay-c"];
+    let stores = [fx.store().await, fx.store().await, fx.store().await];
+    let mut held: Vec<Vec<i32>> = vec![Vec::new(); 3];
+    let mut second = 0;
+    for _round in 0..4 {
+        for (i, store) in stores.iter().enumerate() {
+            second += 1;
+            held[i] = acquire(store, relays[i], at(second)).await;
+            let views: Vec<&[i32]> = held.iter().map(Vec::as_slice).collect();
+            assert_disjoint("three relays", &views);
+        }
+    }
+    let sizes: Vec<usize> = held.iter().map(Vec::len).collect();
+    assert_eq!(
+        sizes,
+        [3, 3, 2],
+        "store contract: three relays settle at their fair shares: {held:?}"
+    );
+    // relay-c stops. Once its heartbeat and leases are older than the lease, the others
+    // split everything.
+    held[2].clear();
+    for _round in 0..6 {
+        second += 10;
+        for i in 0..2 {
+            held[i] = acquire(&stores[i], relays[i], at(second)).await;
+        }
+    }
+    let views: Vec<&[i32]> = held.iter().map(Vec::as_slice).collect();
+    assert_disjoint("after leave", &views);
+    assert_eq!(
+        (held[0].len(), held[1].len()),
+        (4, 4),
+        "store contract: survivors split the buckets: {held:?}"
+    );
+}
+
+/// The probe names exactly the owned buckets that have rows.
+pub async fn pending_probe_reports_owned_buckets_with_rows(fx: &impl StoreFixture) {
+    let store = fx.store().await;
+    fx.insert_committed(vec![row(1, 0), row(3, 1), row(1, 2)])
+        .await;
+    let found = store.buckets_with_pending(&[0, 1, 2], BUCKETS).await;
+    assert_eq!(
+        found.ok(),
+        Some(vec![1]),
+        "store contract: probe reports owned buckets with rows only"
+    );
+    let none = store.buckets_with_pending(&[], BUCKETS).await;
+    assert_eq!(
+        none.ok(),
+        Some(vec![]),
+        "store contract: owning nothing finds nothing"
+    );
+}
+
+/// Rows in a bucket no relay can claim stop the relay instead of waiting forever.
+pub async fn out_of_range_bucket_is_fatal(fx: &impl StoreFixture) {
+    let store = fx.store().await;
+    fx.insert_committed(vec![row(2, 0), row(11, 1)]).await;
+    match store
+        .buckets_with_pending(&[0, 1, 2, 3, 4, 5, 6, 7], BUCKETS)
+        .await
+    {
+        Err(e) if e.is_fatal() => {}
+        other => panic!(
+            "store contract: a row in bucket 11 of 8 must be a fatal misconfiguration, got {other:?}"
+        ),
+    }
+}
+
+/// A batch is one bucket's oldest rows, in id order, at most `limit`.
+pub async fn next_batch_is_oldest_first_and_bounded(fx: &impl StoreFixture) {
+    let store = fx.store().await;
+    let ids = fx
+        .insert_committed(vec![row(2, 0), row(3, 1), row(2, 2), row(2, 3), row(2, 4)])
+        .await;
+    let batch = store
+        .next_batch(2, 3)
+        .await
+        .unwrap_or_else(|e| panic!("store contract: next_batch failed: {e}"));
+    let got: Vec<i64> = batch.iter().map(|m| m.id).collect();
+    assert_eq!(
+        got,
+        vec![ids[0], ids[2], ids[3]],
+        "store contract: oldest first, bounded by limit, one bucket"
+    );
+    assert!(batch.iter().all(|m| m.bucket == 2));
+    assert!(
+        got.windows(2).all(|w| w[0] < w[1]),
+        "store contract: ids ascend within a batch"
+    );
+}
+
+/// Only the listed rows disappear; deleting an already deleted row is harmless.
+pub async fn mark_published_deletes_exactly_the_listed_rows(fx: &impl StoreFixture) {
+    let store = fx.store().await;
+    let ids = fx
+        .insert_committed((0..5).map(|i| row(4, i)).collect())
+        .await;
+    let batch = store
+        .next_batch(4, 10)
+        .await
+        .unwrap_or_else(|e| panic!("store contract: next_batch failed: {e}"));
+    assert_eq!(batch.len(), 5);
+    let result = store.mark_published(4, &batch[..2]).await;
+    assert!(
+        result.is_ok(),
+        "store contract: mark_published failed: {result:?}"
+    );
+    let rest: Vec<i64> = store
+        .next_batch(4, 10)
+        .await
+        .map(|b| b.iter().map(|m| m.id).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        rest,
+        ids[2..].to_vec(),
+        "store contract: exactly the listed rows are deleted"
+    );
+    let again = store.mark_published(4, &batch[..2]).await;
+    assert!(
+        again.is_ok(),
+        "store contract: deleting deleted rows is not an error: {again:?}"
+    );
+    let rest_again = store
+        .next_batch(4, 10)
+        .await
+        .map(|b| b.len())
+        .unwrap_or_default();
+    assert_eq!(rest_again, 3);
+}
+
+/// Renewal extends what is still held and reports what was taken over.
+pub async fn renewal_extends_held_leases_and_reports_lost_ones(fx: &impl StoreFixture) {
+    let (a, b) = (fx.store().await, fx.store().await);
+    if !a.capabilities().lease_renewal {
+        return;
+    }
+    let held = acquire(&a, "relay-a", at(0)).await;
+    let renewed = a.renew_leases(&request("relay-a", at(10)), &held).await;
+    let renewed = renewed.unwrap_or_else(|e| panic!("store contract: renew failed: {e}"));
+    assert_eq!(
+        renewed.renewed, held,
+        "store contract: held leases are renewed"
+    );
+    assert!(renewed.lost.is_empty());
+    // Renewed at 10 s, so valid until 40 s and the heartbeat is fresh: no takeover at 35 s.
+    assert!(
+        acquire(&b, "relay-b", at(35)).await.is_empty(),
+        "store contract: a renewed lease is not taken over"
+    );
+    // At 41 s relay-a is neither live nor holding unexpired leases.
+    assert_eq!(acquire(&b, "relay-b", at(41)).await.len(), 8);
+    let late = a.renew_leases(&request("relay-a", at(42)), &held).await;
+    let late = late.unwrap_or_else(|e| panic!("store contract: renew failed: {e}"));
+    assert!(
+        late.renewed.is_empty(),
+        "store contract: a lost lease is not renewed: {late:?}"
+    );
+    assert_eq!(
+        late.lost, held,
+        "store contract: renewal reports lost leases"
+    );
+}
+
+/// The backlog sample counts every bucket and dates the oldest row when it can.
+pub async fn backlog_metrics_count_and_age(fx: &impl StoreFixture) {
+    let store = fx.store().await;
+    if !store.capabilities().backlog_metrics {
+        return;
+    }
+    let empty = store
+        .pending_metrics()
+        .await
+        .unwrap_or_else(|e| panic!("store contract: pending_metrics failed: {e}"));
+    let empty = empty.unwrap_or_else(|| {
+        panic!("store contract: a store with the capability samples an empty table")
+    });
+    assert_eq!(empty.count, 0);
+    fx.insert_committed(vec![row(0, 100), row(5, 50), row(7, 200)])
+        .await;
+    let sample = store.pending_metrics().await.ok().flatten();
+    let sample = sample.unwrap_or_else(|| panic!("store contract: no backlog sample"));
+    assert_eq!(
+        sample.count, 3,
+        "store contract: the backlog counts every bucket"
+    );
+    if let Some(oldest) = sample.oldest_created_at {
+        assert_eq!(
+            oldest,
+            T0.saturating_add(Duration::from_millis(50)),
+            "store contract: the oldest row dates the backlog"
+        );
+    }
+}

@@ -1,0 +1,386 @@
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::{Misconfiguration, StoreError};
+use crate::fair_share::fair_share;
+use crate::message::OutboxMessage;
+use crate::store::{LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities};
+use crate::time::Timestamp;
+
+/// Which store call a fault hook is asked about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreOp {
+    /// [`OutboxStore::acquire_leases`].
+    AcquireLeases,
+    /// [`OutboxStore::buckets_with_pending`].
+    BucketsWithPending,
+    /// [`OutboxStore::next_batch`].
+    NextBatch,
+    /// [`OutboxStore::mark_published`].
+    MarkPublished,
+    /// [`OutboxStore::renew_leases`].
+    RenewLeases,
+    /// [`OutboxStore::pending_metrics`].
+    PendingMetrics,
+}
+
+/// Decides, per call, whether the call fails instead of running.
+pub type FaultHook = Box<dyn FnMut(StoreOp) -> Option<StoreError> + Send>;
+
+#[derive(Debug, Clone)]
+struct LeaseRow {
+    owner: Option<String>,
+    expires_at: Timestamp,
+}
+
+#[derive(Default)]
+struct State {
+    next_id: i64,
+    /// Committed, pending rows keyed the way the relational index is: (bucket, id).
+    pending: BTreeMap<(i32, i64), OutboxMessage>,
+    leases: BTreeMap<i32, LeaseRow>,
+    relays: BTreeMap<String, Timestamp>,
+    deleted: Vec<i64>,
+    fault: Option<FaultHook>,
+}
+
+/// A store held in memory, shared by every clone.
+///
+/// Ids come from one counter at insert time, like a database sequence, so a
+/// [`MemoryTransaction`] that commits late leaves a lower id appearing after higher ones,
+/// which is exactly the hazard a real store must survive.
+#[derive(Clone)]
+pub struct MemoryStore {
+    state: Arc<Mutex<State>>,
+    capabilities: StoreCapabilities,
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("capabilities", &self.capabilities)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemoryStore {
+    /// An empty store with every optional capability.
+    pub fn new() -> Self {
+        MemoryStore {
+            state: Arc::default(),
+            capabilities: StoreCapabilities {
+                lease_renewal: true,
+                backlog_metrics: true,
+            },
+        }
+    }
+
+    /// A handle onto the same data that reports (and honours) other capabilities, to
+    /// exercise relays against stores without renewal or metrics.
+    pub fn with_capabilities(&self, capabilities: StoreCapabilities) -> Self {
+        MemoryStore {
+            state: Arc::clone(&self.state),
+            capabilities,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock happens only inside a failing test; keep going
+        // with the data as it was so that test reports its own failure.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn fault(&self, op: StoreOp) -> Result<MutexGuard<'_, State>, StoreError> {
+        let mut state = self.lock();
+        if let Some(hook) = state.fault.as_mut()
+            && let Some(error) = hook(op)
+        {
+            return Err(error);
+        }
+        Ok(state)
+    }
+
+    /// Installs a hook consulted before every store call.
+    pub fn set_fault_hook(&self, hook: FaultHook) {
+        self.lock().fault = Some(hook);
+    }
+
+    /// Removes the fault hook.
+    pub fn clear_fault_hook(&self) {
+        self.lock().fault = None;
+    }
+
+    /// Inserts and commits one message; returns its id.
+    pub fn enqueue(&self, message: OutboxMessage) -> i64 {
+        let mut tx = self.begin();
+        let id = tx.insert(message);
+        tx.commit();
+        id
+    }
+
+    /// Inserts and commits several messages in one transaction.
+    pub fn enqueue_all(&self, messages: impl IntoIterator<Item = OutboxMessage>) -> Vec<i64> {
+        let mut tx = self.begin();
+        let ids = messages.into_iter().map(|m| tx.insert(m)).collect();
+        tx.commit();
+        ids
+    }
+
+    /// Starts a transaction whose rows become visible at [`MemoryTransaction::commit`].
+    pub fn begin(&self) -> MemoryTransaction {
+        MemoryTransaction {
+            store: self.clone(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Every pending row, by bucket then id.
+    pub fn pending(&self) -> Vec<OutboxMessage> {
+        self.lock().pending.values().cloned().collect()
+    }
+
+    /// Number of pending rows.
+    pub fn pending_count(&self) -> usize {
+        self.lock().pending.len()
+    }
+
+    /// Ids removed by `mark_published`, in the order they were removed.
+    pub fn deleted_ids(&self) -> Vec<i64> {
+        self.lock().deleted.clone()
+    }
+
+    /// The lease table: bucket, owner, expiry.
+    pub fn leases(&self) -> Vec<(i32, Option<String>, Timestamp)> {
+        self.lock()
+            .leases
+            .iter()
+            .map(|(b, l)| (*b, l.owner.clone(), l.expires_at))
+            .collect()
+    }
+
+    /// The heartbeat table: relay id, last seen.
+    pub fn relays(&self) -> Vec<(String, Timestamp)> {
+        self.lock()
+            .relays
+            .iter()
+            .map(|(r, t)| (r.clone(), *t))
+            .collect()
+    }
+}
+
+/// Rows inserted but not yet visible. Dropping without [`commit`](Self::commit) rolls back.
+#[derive(Debug)]
+pub struct MemoryTransaction {
+    store: MemoryStore,
+    rows: Vec<OutboxMessage>,
+}
+
+impl MemoryTransaction {
+    /// Assigns the next id (as a sequence would, at insert time) and stages the row.
+    pub fn insert(&mut self, mut message: OutboxMessage) -> i64 {
+        let mut state = self.store.lock();
+        state.next_id += 1;
+        message.id = state.next_id;
+        drop(state);
+        let id = message.id;
+        self.rows.push(message);
+        id
+    }
+
+    /// Makes every staged row visible at once.
+    pub fn commit(self) {
+        let mut state = self.store.lock();
+        for row in self.rows {
+            state.pending.insert((row.bucket, row.id), row);
+        }
+    }
+}
+
+impl OutboxStore for MemoryStore {
+    fn capabilities(&self) -> StoreCapabilities {
+        self.capabilities
+    }
+
+    async fn acquire_leases(&self, request: &LeaseRequest<'_>) -> Result<Vec<i32>, StoreError> {
+        let mut state = self.fault(StoreOp::AcquireLeases)?;
+        let now = request.now;
+        let me = request.relay_id;
+        state.relays.insert(me.to_owned(), now);
+        let live_after = request.live_after();
+        let share = {
+            let active = state
+                .relays
+                .iter()
+                .filter(|(_, seen)| **seen > live_after)
+                .map(|(id, _)| id.as_str());
+            fair_share(active, me, request.bucket_count)
+        };
+        let bucket_count = i32::try_from(request.bucket_count).unwrap_or(i32::MAX);
+        for bucket in 0..bucket_count {
+            state.leases.entry(bucket).or_insert(LeaseRow {
+                owner: None,
+                expires_at: Timestamp::EPOCH,
+            });
+        }
+        let mut held: Vec<i32> = state
+            .leases
+            .iter()
+            .filter(|(b, l)| {
+                **b < bucket_count && l.owner.as_deref() == Some(me) && l.expires_at > now
+            })
+            .map(|(b, _)| *b)
+            .collect();
+        let share = usize::try_from(share).unwrap_or(usize::MAX);
+        // Above the share: give back the highest buckets so that owners shrink from the
+        // top and a newcomer claims them on its next acquisition.
+        while held.len() > share {
+            if let Some(bucket) = held.pop() {
+                state.leases.insert(
+                    bucket,
+                    LeaseRow {
+                        owner: None,
+                        expires_at: Timestamp::EPOCH,
+                    },
+                );
+            }
+        }
+        let expires_at = request.expires_at();
+        for bucket in &held {
+            state.leases.insert(
+                *bucket,
+                LeaseRow {
+                    owner: Some(me.to_owned()),
+                    expires_at,
+                },
+            );
+        }
+        for bucket in 0..bucket_count {
+            if held.len() >= share {
+                break;
+            }
+            let claimable = state.leases.get(&bucket).is_some_and(|l| {
+                l.owner.is_none() || l.expires_at <= now || l.owner.as_deref() == Some(me)
+            });
+            if claimable && !held.contains(&bucket) {
+                state.leases.insert(
+                    bucket,
+                    LeaseRow {
+                        owner: Some(me.to_owned()),
+                        expires_at,
+                    },
+                );
+                held.push(bucket);
+            }
+        }
+        held.sort_unstable();
+        Ok(held)
+    }
+
+    async fn buckets_with_pending(
+        &self,
+        owned: &[i32],
+        bucket_count: u32,
+    ) -> Result<Vec<i32>, StoreError> {
+        let state = self.fault(StoreOp::BucketsWithPending)?;
+        let limit = i64::from(bucket_count);
+        if let Some((bucket, _)) = state
+            .pending
+            .keys()
+            .find(|(b, _)| *b < 0 || i64::from(*b) >= limit)
+        {
+            return Err(Misconfiguration::BucketOutOfRange {
+                bucket: *bucket,
+                bucket_count,
+            }
+            .into());
+        }
+        let mut found: Vec<i32> = owned
+            .iter()
+            .copied()
+            .filter(|b| {
+                state
+                    .pending
+                    .range((*b, i64::MIN)..=(*b, i64::MAX))
+                    .next()
+                    .is_some()
+            })
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        Ok(found)
+    }
+
+    async fn next_batch(
+        &self,
+        bucket: i32,
+        limit: usize,
+    ) -> Result<Vec<OutboxMessage>, StoreError> {
+        let state = self.fault(StoreOp::NextBatch)?;
+        Ok(state
+            .pending
+            .range((bucket, i64::MIN)..=(bucket, i64::MAX))
+            .take(limit)
+            .map(|(_, m)| m.clone())
+            .collect())
+    }
+
+    async fn mark_published(
+        &self,
+        bucket: i32,
+        published: &[OutboxMessage],
+    ) -> Result<(), StoreError> {
+        let mut state = self.fault(StoreOp::MarkPublished)?;
+        for message in published {
+            // Already gone is fine: after a takeover the other relay may have deleted it.
+            if state.pending.remove(&(bucket, message.id)).is_some() {
+                state.deleted.push(message.id);
+            }
+        }
+        Ok(())
+    }
+
+    async fn renew_leases(
+        &self,
+        request: &LeaseRequest<'_>,
+        buckets: &[i32],
+    ) -> Result<RenewOutcome, StoreError> {
+        if !self.capabilities.lease_renewal {
+            return Err(StoreError::Unsupported("lease renewal"));
+        }
+        let mut state = self.fault(StoreOp::RenewLeases)?;
+        let me = request.relay_id;
+        state.relays.insert(me.to_owned(), request.now);
+        let mut outcome = RenewOutcome::default();
+        for bucket in buckets {
+            match state.leases.get_mut(bucket) {
+                Some(lease)
+                    if lease.owner.as_deref() == Some(me) && lease.expires_at > request.now =>
+                {
+                    lease.expires_at = request.expires_at();
+                    outcome.renewed.push(*bucket);
+                }
+                _ => outcome.lost.push(*bucket),
+            }
+        }
+        Ok(outcome)
+    }
+
+    async fn pending_metrics(&self) -> Result<Option<PendingMetrics>, StoreError> {
+        if !self.capabilities.backlog_metrics {
+            return Err(StoreError::Unsupported("backlog metrics"));
+        }
+        let state = self.fault(StoreOp::PendingMetrics)?;
+        Ok(Some(PendingMetrics {
+            count: u64::try_from(state.pending.len()).unwrap_or(u64::MAX),
+            oldest_created_at: state.pending.values().map(|m| m.created_at).min(),
+        }))
+    }
+}

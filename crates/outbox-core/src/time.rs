@@ -1,0 +1,116 @@
+//! Wall-clock instants as plain integers.
+//!
+//! Every decision in this crate takes time as an input rather than reading a clock, so
+//! instants are a small `Copy` value: milliseconds since the Unix epoch, UTC. The same
+//! unit is what stores persist for lease expiry and relay heartbeats, which keeps expiry
+//! comparisons identical on every database (an integer compare, no time-zone or
+//! timestamp-precision rules) and readable in an ad-hoc query
+//! (`to_timestamp(expires_at / 1000.0)` on PostgreSQL, `FROM_UNIXTIME(expires_at / 1000)`
+//! on MySQL).
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// An instant in UTC, in whole milliseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Timestamp(i64);
+
+impl Timestamp {
+    /// The Unix epoch.
+    pub const EPOCH: Timestamp = Timestamp(0);
+
+    /// Wraps a count of milliseconds since the Unix epoch.
+    pub const fn from_millis(millis: i64) -> Self {
+        Timestamp(millis)
+    }
+
+    /// Milliseconds since the Unix epoch.
+    pub const fn as_millis(self) -> i64 {
+        self.0
+    }
+
+    /// Reads the system clock. Only drivers and writers call this; state machines get
+    /// the time as an argument.
+    pub fn now() -> Self {
+        Self::from_system_time(SystemTime::now())
+    }
+
+    /// Converts a `SystemTime`, saturating far outside the representable range.
+    pub fn from_system_time(time: SystemTime) -> Self {
+        match time.duration_since(UNIX_EPOCH) {
+            Ok(after) => Timestamp(i64::try_from(after.as_millis()).unwrap_or(i64::MAX)),
+            Err(before) => {
+                Timestamp(i64::try_from(before.duration().as_millis()).map_or(i64::MIN, |m| -m))
+            }
+        }
+    }
+
+    /// Converts to a `SystemTime`.
+    pub fn to_system_time(self) -> SystemTime {
+        if self.0 >= 0 {
+            UNIX_EPOCH + Duration::from_millis(self.0.unsigned_abs())
+        } else {
+            UNIX_EPOCH - Duration::from_millis(self.0.unsigned_abs())
+        }
+    }
+
+    /// `self + duration`, saturating at the representable maximum.
+    pub fn saturating_add(self, duration: Duration) -> Self {
+        Timestamp(self.0.saturating_add(duration_millis(duration)))
+    }
+
+    /// `self - duration`, saturating at the representable minimum.
+    pub fn saturating_sub(self, duration: Duration) -> Self {
+        Timestamp(self.0.saturating_sub(duration_millis(duration)))
+    }
+
+    /// Time from `earlier` to `self`, or zero when `earlier` is later (clamped, so a
+    /// clock that stepped back never produces a negative age).
+    pub fn saturating_duration_since(self, earlier: Timestamp) -> Duration {
+        let diff = self.0.saturating_sub(earlier.0);
+        Duration::from_millis(u64::try_from(diff).unwrap_or(0))
+    }
+}
+
+/// A `Duration` in whole milliseconds, saturating at `i64::MAX`.
+pub(crate) fn duration_millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}ms", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_time_round_trip() {
+        let t = Timestamp::from_millis(1_700_000_000_123);
+        assert_eq!(Timestamp::from_system_time(t.to_system_time()), t);
+        let before = Timestamp::from_millis(-5_000);
+        assert_eq!(Timestamp::from_system_time(before.to_system_time()), before);
+    }
+
+    #[test]
+    fn arithmetic_saturates_and_clamps() {
+        let t = Timestamp::from_millis(1_000);
+        assert_eq!(t.saturating_add(Duration::from_secs(2)).as_millis(), 3_000);
+        assert_eq!(t.saturating_sub(Duration::from_secs(2)).as_millis(), -1_000);
+        assert_eq!(
+            Timestamp::from_millis(i64::MAX).saturating_add(Duration::from_secs(1)),
+            Timestamp::from_millis(i64::MAX)
+        );
+        assert_eq!(
+            t.saturating_duration_since(Timestamp::from_millis(5_000)),
+            Duration::ZERO
+        );
+        assert_eq!(
+            Timestamp::from_millis(5_000).saturating_duration_since(t),
+            Duration::from_secs(4)
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! The tokio driver against the in-memory store and publisher.
+// Tests report failures by panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use outbox_core::driver::{Relay, RelayError};
+use outbox_core::testing::contract::row;
+use outbox_core::testing::{MemoryPublisher, MemoryStore};
+use outbox_core::{
+    CommitNotifier, Misconfiguration, OutboxMessage, RelayOptions, StoreCapabilities,
+};
+
+fn options() -> RelayOptions {
+    // A long poll interval and renewal cadence: anything published quickly was woken
+    // by a notification, not found by polling.
+    RelayOptions::builder()
+        .poll_interval(Duration::from_secs(30))
+        .lease_duration(Duration::from_secs(60))
+        .lease_renew_interval(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+async fn wait_for(mut done: impl FnMut() -> bool, within: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    while tokio::time::Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    done()
+}
+
+fn message(bucket: i32) -> OutboxMessage {
+    row(bucket, 0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publishes_and_deletes_existing_rows_at_start() {
+    let store = MemoryStore::new();
+    let publisher = MemoryPublisher::new();
+    store.enqueue_all((0..8).flat_map(|b| (0..3).map(move |_| message(b))));
+    let relay = Relay::spawn(store.clone(), publisher.clone(), options()).unwrap();
+    assert!(
+        wait_for(|| store.pending_count() == 0, Duration::from_secs(10)).await,
+        "startup discovery drains the table"
+    );
+    assert_eq!(publisher.records().len(), 24);
+    relay.stop(Duration::from_secs(5)).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_notification_wakes_the_idle_relay_before_its_poll() {
+    let store = MemoryStore::new();
+    let publisher = MemoryPublisher::new();
+    let relay = Relay::spawn(store.clone(), publisher.clone(), options()).unwrap();
+    // Let it acquire and go idle (its next poll is 30 s away).
+    assert!(
+        wait_for(
+            || store.leases().iter().filter(|l| l.1.is_some()).count() == 8,
+            Duration::from_secs(5)
+        )
+        .await
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let m = message(3);
+    store.enqueue(m.clone());
+    relay.notifier().notify_buckets(&[m.bucket]);
+    assert!(
+        wait_for(|| publisher.records().len() == 1, Duration::from_secs(10)).await,
+        "woken by the notification, long before the 30 s poll"
+    );
+    assert!(wait_for(|| store.pending_count() == 0, Duration::from_secs(5)).await);
+    relay.stop(Duration::from_secs(5)).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_misconfigured_writer_stops_the_relay_with_a_fatal_error() {
+    let store = MemoryStore::new();
+    store.enqueue(message(12)); // bucket 12 with 8 buckets configured
+    let relay = Relay::spawn(store.clone(), MemoryPublisher::new(), options()).unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(10), relay.join())
+        .await
+        .unwrap();
+    match result {
+        Err(RelayError::Misconfigured(Misconfiguration::BucketOutOfRange {
+            bucket: 12,
+            bucket_count: 8,
+        })) => {}
+        other => panic!("expected the fatal misconfiguration, got {other:?}"),
+    }
+    assert_eq!(store.pending_count(), 1, "nothing was dropped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_without_renewal_needs_a_publish_budget_at_start() {
+    let store = MemoryStore::new().with_capabilities(StoreCapabilities {
+        lease_renewal: false,
+        backlog_metrics: false,
+    });
+    let result = Relay::spawn(store, MemoryPublisher::new(), options());
+    assert!(matches!(
+        result,
+        Err(RelayError::Misconfigured(
+            Misconfiguration::MissingPublishBudget
+        ))
+    ));
+}
+
+#[test]
+fn spawning_outside_a_runtime_is_an_error_not_a_panic() {
+    let result = Relay::spawn(MemoryStore::new(), MemoryPublisher::new(), options());
+    assert!(matches!(result, Err(RelayError::NoRuntime)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_handle_keeps_the_relay_running() {
+    let store = MemoryStore::new();
+    let relay = Relay::spawn(store.clone(), MemoryPublisher::new(), options()).unwrap();
+    let notifier = relay.notifier();
+    drop(relay);
+    assert!(
+        wait_for(
+            || store.leases().iter().any(|l| l.1.is_some()),
+            Duration::from_secs(5)
+        )
+        .await
+    );
+    let m = message(1);
+    store.enqueue(m.clone());
+    notifier.notify_buckets(&[m.bucket]);
+    assert!(wait_for(|| store.pending_count() == 0, Duration::from_secs(10)).await);
+}

@@ -1,0 +1,1026 @@
+//! The simulated world: relays, a shared store, a topic, writers and a fault injector,
+//! driven by one event queue on one simulated clock.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use outbox_core::testing::{MemoryStore, MemoryTransaction};
+use outbox_core::{
+    Command, EnqueueConfig, Hint, LeaseRequest, Misconfiguration, OutboxMessage, OutboxStore,
+    PublishError, PublishOutcome, RelayEvent, RelayMachine, RelayOptions, RenewOutcome,
+    StoreCapabilities, StoreError, Timestamp, Uuid,
+};
+
+use crate::rng::Rng;
+
+const LEASE_MS: u64 = 30_000;
+const RENEW_MS: u64 = 10_000;
+const BUDGET_MS: u64 = 15_000;
+const KEYS: u64 = 12;
+/// Simulated time starts here (a realistic epoch offset, so timestamps look real).
+const EPOCH_MS: i64 = 1_765_000_000_000;
+
+/// Counters summed over runs, to show the simulation exercised what it claims.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub committed: u64,
+    pub published: u64,
+    pub duplicates: u64,
+    pub crashes: u64,
+    pub long_pauses: u64,
+    pub takeovers: u64,
+    pub lost_acks: u64,
+    pub store_errors: u64,
+    pub clean_runs: u64,
+    pub skewed_runs: u64,
+    pub late_commits: u64,
+    pub hints_delivered: u64,
+    pub budget_faults: u64,
+}
+
+impl Stats {
+    pub fn add(&mut self, o: &Stats) {
+        self.committed += o.committed;
+        self.published += o.published;
+        self.duplicates += o.duplicates;
+        self.crashes += o.crashes;
+        self.long_pauses += o.long_pauses;
+        self.takeovers += o.takeovers;
+        self.lost_acks += o.lost_acks;
+        self.store_errors += o.store_errors;
+        self.clean_runs += o.clean_runs;
+        self.skewed_runs += o.skewed_runs;
+        self.late_commits += o.late_commits;
+        self.hints_delivered += o.hints_delivered;
+        self.budget_faults += o.budget_faults;
+    }
+}
+
+/// Fault probabilities of one run; all zero in a clean run.
+#[derive(Debug, Clone, Default)]
+struct Faults {
+    crash: f64,
+    pause: f64,
+    long_pause: f64,
+    store_error: f64,
+    store_error_after: f64,
+    partial: f64,
+    lost_ack: f64,
+    permanent: f64,
+    slow_publish: f64,
+    hint_loss: f64,
+    hint_dup: f64,
+}
+
+#[derive(Debug)]
+struct Scenario {
+    relays: usize,
+    bucket_count: u32,
+    batch_size: usize,
+    renewal: bool,
+    skews: Vec<i64>,
+    write_ms: u64,
+    faults: Faults,
+}
+
+impl Scenario {
+    fn generate(rng: &mut Rng) -> Scenario {
+        let relays = rng.range(1, 4) as usize;
+        let clean = rng.chance(0.15);
+        let skew_class = rng.range(0, 9);
+        // Within the renewal slack (lease - renew = 20 s) most of the time, sometimes
+        // beyond it (documented: duplicates, never loss).
+        let max_skew: i64 = match skew_class {
+            0..=4 => 0,
+            5..=7 => 5_000,
+            _ => 25_000,
+        };
+        let skews = (0..relays)
+            .map(|_| {
+                if max_skew == 0 {
+                    0
+                } else {
+                    rng.range(0, 2 * max_skew as u64) as i64 - max_skew
+                }
+            })
+            .collect();
+        let faults = if clean {
+            Faults::default()
+        } else {
+            Faults {
+                crash: 0.25,
+                pause: 0.25,
+                long_pause: 0.4,
+                store_error: 0.03,
+                store_error_after: 0.02,
+                partial: 0.04,
+                lost_ack: 0.04,
+                permanent: 0.01,
+                slow_publish: 0.02,
+                hint_loss: 0.2,
+                hint_dup: 0.1,
+            }
+        };
+        Scenario {
+            relays,
+            bucket_count: rng.range(1, 8) as u32,
+            batch_size: rng.range(1, 6) as usize,
+            renewal: rng.chance(0.75),
+            skews: if clean { vec![0; relays] } else { skews },
+            write_ms: rng.range(20_000, 90_000),
+            faults,
+        }
+    }
+
+    fn clean(&self) -> bool {
+        self.faults.crash == 0.0 && self.skews.iter().all(|s| *s == 0)
+    }
+}
+
+#[derive(Debug)]
+enum Slot {
+    Main,
+    Renew,
+}
+
+enum Ev {
+    Wake {
+        relay: usize,
+    },
+    Exec {
+        relay: usize,
+        generation: u32,
+        slot: Slot,
+        command: Command,
+    },
+    Done {
+        relay: usize,
+        generation: u32,
+        result: Res,
+    },
+    Hint {
+        relay: usize,
+        hint: Hint,
+    },
+    WriterTick,
+    Commit {
+        tx: usize,
+    },
+    FaultTick,
+    Restart {
+        relay: usize,
+    },
+}
+
+enum Res {
+    Acquired(Result<Vec<i32>, StoreError>),
+    Probed(Result<Vec<i32>, StoreError>),
+    Fetched(Result<Vec<OutboxMessage>, StoreError>),
+    Published(PublishOutcome),
+    Marked(Result<(), StoreError>),
+    Renewed(Result<RenewOutcome, StoreError>),
+}
+
+struct RelaySim {
+    machine: Option<RelayMachine>,
+    generation: u32,
+    skew: i64,
+    paused_until: u64,
+    wake_at: Option<u64>,
+    restart_pending: bool,
+    /// The last publish's batch and how much of it was reported acknowledged.
+    last_ack: Option<(Arc<[OutboxMessage]>, usize)>,
+    owned_before: BTreeSet<i32>,
+}
+
+struct Record {
+    message_id: Uuid,
+    key: u64,
+}
+
+struct OpenTx {
+    tx: MemoryTransaction,
+    key: u64,
+    message_id: Uuid,
+    id: i64,
+}
+
+struct World {
+    rng: Rng,
+    sc: Scenario,
+    verbose: bool,
+    now: u64,
+    seq: u64,
+    queue: BinaryHeap<(Reverse<u64>, Reverse<u64>, usize)>,
+    events: HashMap<usize, Ev>,
+    next_event: usize,
+    store: MemoryStore,
+    relays: Vec<RelaySim>,
+    config: EnqueueConfig,
+    topic: Vec<Record>,
+    acked: HashSet<i64>,
+    committed: Vec<(Uuid, u64, i64)>,
+    key_of: HashMap<Uuid, u64>,
+    open: Vec<Option<OpenTx>>,
+    key_busy: BTreeSet<u64>,
+    max_committed_id: i64,
+    message_seq: u128,
+    stats: Stats,
+}
+
+/// Runs one seeded scenario and checks every guarantee.
+pub fn run(seed: u64, verbose: bool) -> Result<Stats, String> {
+    let mut rng = Rng::new(seed);
+    let sc = Scenario::generate(&mut rng);
+    if verbose {
+        println!("scenario: {sc:?}");
+    }
+    let caps = StoreCapabilities {
+        lease_renewal: sc.renewal,
+        backlog_metrics: true,
+    };
+    let store = MemoryStore::new().with_capabilities(caps);
+    let config = EnqueueConfig::builder()
+        .bucket_count(sc.bucket_count)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut world = World {
+        rng,
+        verbose,
+        now: 0,
+        seq: 0,
+        queue: BinaryHeap::new(),
+        events: HashMap::new(),
+        next_event: 0,
+        store,
+        relays: Vec::new(),
+        config,
+        topic: Vec::new(),
+        acked: HashSet::new(),
+        committed: Vec::new(),
+        key_of: HashMap::new(),
+        open: Vec::new(),
+        key_busy: BTreeSet::new(),
+        max_committed_id: 0,
+        message_seq: 0,
+        stats: Stats::default(),
+        sc,
+    };
+    if world.sc.clean() {
+        world.stats.clean_runs = 1;
+    }
+    if world.sc.skews.iter().any(|s| *s != 0) {
+        world.stats.skewed_runs = 1;
+    }
+    for r in 0..world.sc.relays {
+        let skew = world.sc.skews[r];
+        world.relays.push(RelaySim {
+            machine: None,
+            generation: 0,
+            skew,
+            paused_until: 0,
+            wake_at: None,
+            restart_pending: false,
+            last_ack: None,
+            owned_before: BTreeSet::new(),
+        });
+        let start = world.rng.range(0, 2_000);
+        world.push(start, Ev::Restart { relay: r });
+        world.relays[r].restart_pending = true;
+    }
+    world.push(0, Ev::WriterTick);
+    world.push(world.sc.write_ms / 10, Ev::FaultTick);
+    world.run_loop()?;
+    world.final_checks()?;
+    Ok(world.stats)
+}
+
+/// Store futures of the in-memory store never wait; poll them once.
+fn ready<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(value) => value,
+        Poll::Pending => panic!("in-memory store futures complete immediately"),
+    }
+}
+
+impl World {
+    fn push(&mut self, at: u64, ev: Ev) {
+        let id = self.next_event;
+        self.next_event += 1;
+        self.seq += 1;
+        self.events.insert(id, ev);
+        self.queue.push((Reverse(at), Reverse(self.seq), id));
+    }
+
+    fn faults_on(&self) -> bool {
+        self.now < self.sc.write_ms
+    }
+
+    fn local(&self, relay: usize) -> Timestamp {
+        Timestamp::from_millis(EPOCH_MS + self.now as i64 + self.relays[relay].skew)
+    }
+
+    fn options(&self, relay: usize) -> RelayOptions {
+        let mut b = RelayOptions::builder()
+            .relay_id(format!("relay-{relay}-{}", self.relays[relay].generation))
+            .bucket_count(self.sc.bucket_count)
+            .batch_size(self.sc.batch_size)
+            .poll_interval(Duration::from_secs(1))
+            .lease_duration(Duration::from_millis(LEASE_MS))
+            .lease_renew_interval(Duration::from_millis(RENEW_MS))
+            .error_backoff(Duration::from_millis(200))
+            .max_error_backoff(Duration::from_secs(3));
+        if !self.sc.renewal {
+            b = b.max_publish_duration(Duration::from_millis(BUDGET_MS));
+        }
+        b.build()
+            .unwrap_or_else(|e| panic!("simulation options invalid: {e}"))
+    }
+
+    fn run_loop(&mut self) -> Result<(), String> {
+        // Liveness: once faults stop, the backlog must keep shrinking. Give up (and fail)
+        // only when nothing was deleted for several lease periods.
+        let stall_limit = 4 * LEASE_MS + 60_000;
+        let mut last_pending = usize::MAX;
+        let mut last_progress = 0;
+        while let Some((Reverse(at), _, id)) = self.queue.pop() {
+            let Some(ev) = self.events.remove(&id) else {
+                continue;
+            };
+            self.now = at;
+            let pending = self.store.pending_count();
+            if pending < last_pending || self.now <= self.sc.write_ms {
+                last_progress = self.now;
+            }
+            last_pending = pending;
+            if self.now > self.sc.write_ms && self.now - last_progress > stall_limit {
+                break;
+            }
+            self.handle(ev)?;
+            self.check_single_holder()?;
+            if self.now > self.sc.write_ms
+                && self.open.iter().all(Option::is_none)
+                && self.store.pending_count() == 0
+                && self.relays.iter().all(|r| r.machine.is_some())
+            {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, ev: Ev) -> Result<(), String> {
+        match ev {
+            Ev::Wake { relay } => {
+                if self.relays[relay].wake_at.is_some_and(|w| w <= self.now) {
+                    self.relays[relay].wake_at = None;
+                }
+                self.drive(relay)
+            }
+            Ev::Exec {
+                relay,
+                generation,
+                slot,
+                command,
+            } => self.exec(relay, generation, slot, command),
+            Ev::Done {
+                relay,
+                generation,
+                result,
+            } => {
+                if self.relays[relay].generation != generation
+                    || self.relays[relay].machine.is_none()
+                {
+                    return Ok(()); // the process that asked is gone
+                }
+                if self.now < self.relays[relay].paused_until {
+                    let resume = self.relays[relay].paused_until;
+                    self.push(
+                        resume,
+                        Ev::Done {
+                            relay,
+                            generation,
+                            result,
+                        },
+                    );
+                    return Ok(());
+                }
+                let local = self.local(relay);
+                let Some(m) = self.relays[relay].machine.as_mut() else {
+                    return Ok(());
+                };
+                match result {
+                    Res::Acquired(r) => m.handle_acquired(local, r),
+                    Res::Probed(r) => m.handle_probed(local, r),
+                    Res::Fetched(r) => m.handle_fetched(local, r),
+                    Res::Published(o) => m.handle_published(local, o),
+                    Res::Marked(r) => m.handle_marked(local, r),
+                    Res::Renewed(r) => m.handle_renewed(local, r),
+                }
+                self.drive(relay)
+            }
+            Ev::Hint { relay, hint } => {
+                if self.relays[relay].machine.is_none() {
+                    return Ok(());
+                }
+                if self.now < self.relays[relay].paused_until {
+                    let resume = self.relays[relay].paused_until;
+                    self.push(resume, Ev::Hint { relay, hint });
+                    return Ok(());
+                }
+                let local = self.local(relay);
+                if let Some(m) = self.relays[relay].machine.as_mut() {
+                    m.handle_hint(local, hint);
+                    self.stats.hints_delivered += 1;
+                }
+                self.drive(relay)
+            }
+            Ev::WriterTick => {
+                self.write();
+                if self.now < self.sc.write_ms {
+                    let next = self.now + self.rng.range(10, 300);
+                    self.push(next, Ev::WriterTick);
+                }
+                Ok(())
+            }
+            Ev::Commit { tx } => {
+                self.commit(tx);
+                Ok(())
+            }
+            Ev::FaultTick => {
+                self.inject_fault();
+                if self.now < self.sc.write_ms {
+                    let next = self.now + self.rng.range(1_000, 8_000);
+                    self.push(next, Ev::FaultTick);
+                } else {
+                    self.restart_everything();
+                }
+                Ok(())
+            }
+            Ev::Restart { relay } => {
+                let rs = &mut self.relays[relay];
+                rs.restart_pending = false;
+                if rs.machine.is_some() {
+                    return Ok(());
+                }
+                rs.generation += 1;
+                rs.paused_until = 0;
+                rs.wake_at = None;
+                rs.last_ack = None;
+                rs.owned_before.clear();
+                let options = self.options(relay);
+                let caps = StoreCapabilities {
+                    lease_renewal: self.sc.renewal,
+                    backlog_metrics: true,
+                };
+                let machine = RelayMachine::new(options, caps, self.local(relay))
+                    .map_err(|e| e.to_string())?;
+                self.relays[relay].machine = Some(machine);
+                self.drive(relay)
+            }
+        }
+    }
+
+    /// Lets relay `relay` act at the current instant and schedules its next wake-up.
+    fn drive(&mut self, relay: usize) -> Result<(), String> {
+        if self.now < self.relays[relay].paused_until || self.relays[relay].machine.is_none() {
+            return Ok(());
+        }
+        let local = self.local(relay);
+        let generation = self.relays[relay].generation;
+        let mut issued = Vec::new();
+        let mut fatal = None;
+        {
+            let rs = &mut self.relays[relay];
+            let Some(m) = rs.machine.as_mut() else {
+                return Ok(());
+            };
+            m.handle_timeout(local);
+            while let Some(command) = m.poll_command(local) {
+                match &command {
+                    Command::Publish { bucket, .. } | Command::FetchBatch { bucket, .. }
+                        if !m.owns_valid(*bucket, local) =>
+                    {
+                        return Err(format!(
+                            "relay {relay} acts on bucket {bucket} without a valid lease"
+                        ));
+                    }
+                    Command::MarkPublished { batch, count, .. } => {
+                        let acked = match &rs.last_ack {
+                            Some((last, acked)) if Arc::ptr_eq(last, batch) => *acked,
+                            _ => 0,
+                        };
+                        if *count > acked || *count == 0 {
+                            return Err(format!(
+                                "relay {relay} deletes {count} rows of a batch acknowledged up to {acked}"
+                            ));
+                        }
+                    }
+                    _ => {}
+                }
+                issued.push(command);
+            }
+            while let Some(event) = m.poll_event() {
+                match event {
+                    RelayEvent::Fatal(error) => fatal = Some(error),
+                    RelayEvent::OwnershipChanged { owned } => {
+                        rs.owned_before = owned.into_iter().collect();
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some(error) = fatal {
+            match error {
+                Misconfiguration::PublishBudgetExceeded { .. } => {
+                    // Documented: the relay faults; an orchestrator restarts the process.
+                    self.stats.budget_faults += 1;
+                    self.kill(relay);
+                    let at = self.now + self.rng.range(1_000, 5_000);
+                    self.relays[relay].restart_pending = true;
+                    self.push(at, Ev::Restart { relay });
+                    return Ok(());
+                }
+                other => {
+                    return Err(format!(
+                        "relay {relay} stopped with an unexpected fatal error: {other}"
+                    ));
+                }
+            }
+        }
+        for command in issued {
+            let (slot, latency) = match &command {
+                Command::RenewLeases { .. } => (Slot::Renew, self.rng.range(1, 30)),
+                Command::Publish { .. } => (Slot::Main, self.publish_latency()),
+                _ => (Slot::Main, self.rng.range(1, 30)),
+            };
+            if self.verbose {
+                println!(
+                    "{:>7} relay {relay}.{generation} issues {}",
+                    self.now,
+                    describe(&command)
+                );
+            }
+            self.push(
+                self.now + latency,
+                Ev::Exec {
+                    relay,
+                    generation,
+                    slot,
+                    command,
+                },
+            );
+        }
+        let deadline = self.relays[relay]
+            .machine
+            .as_ref()
+            .and_then(RelayMachine::poll_timeout);
+        if let Some(deadline) = deadline {
+            let true_ms = deadline.as_millis() - EPOCH_MS - self.relays[relay].skew;
+            let at = u64::try_from(true_ms).unwrap_or(0).max(self.now + 1);
+            let rs = &mut self.relays[relay];
+            if rs.wake_at.is_none_or(|w| at < w || w <= self.now) {
+                rs.wake_at = Some(at);
+                self.push(at, Ev::Wake { relay });
+            }
+        }
+        Ok(())
+    }
+
+    fn publish_latency(&mut self) -> u64 {
+        if self.faults_on() && self.rng.chance(self.sc.faults.slow_publish) {
+            if self.sc.renewal {
+                self.rng.range(5_000, 45_000)
+            } else {
+                self.rng.range(2_000, 12_000)
+            }
+        } else {
+            self.rng.range(1, 60)
+        }
+    }
+
+    /// A request reaches the store or the broker.
+    fn exec(
+        &mut self,
+        relay: usize,
+        generation: u32,
+        slot: Slot,
+        command: Command,
+    ) -> Result<(), String> {
+        let alive =
+            self.relays[relay].generation == generation && self.relays[relay].machine.is_some();
+        if !alive && self.rng.chance(0.5) {
+            return Ok(()); // the process died before the request left it
+        }
+        if alive
+            && self.now < self.relays[relay].paused_until
+            && matches!(command, Command::Publish { .. })
+            && self.rng.chance(0.5)
+        {
+            // Paused before the request was sent: it goes out when the process resumes.
+            // This is the stale-publish window the docs describe.
+            let resume = self.relays[relay].paused_until + self.rng.range(0, 20);
+            self.push(
+                resume,
+                Ev::Exec {
+                    relay,
+                    generation,
+                    slot,
+                    command,
+                },
+            );
+            return Ok(());
+        }
+        let faults = self.faults_on();
+        let fail_before = faults && self.rng.chance(self.sc.faults.store_error);
+        let fail_after = faults && self.rng.chance(self.sc.faults.store_error_after);
+        let is_store = !matches!(command, Command::Publish { .. });
+        if is_store && (fail_before || fail_after) {
+            self.stats.store_errors += 1;
+        }
+        let relay_id = format!("relay-{relay}-{generation}");
+        let bucket_count = self.sc.bucket_count;
+        let lease_duration = Duration::from_millis(LEASE_MS);
+        let unavailable = || StoreError::unavailable("injected store fault");
+        let result = match command {
+            Command::AcquireLeases { now } => {
+                let request = LeaseRequest {
+                    relay_id: &relay_id,
+                    bucket_count,
+                    lease_duration,
+                    now,
+                };
+                if is_store && fail_before {
+                    Res::Acquired(Err(unavailable()))
+                } else {
+                    let r = ready(self.store.acquire_leases(&request));
+                    self.note_takeovers(relay, generation);
+                    Res::Acquired(if fail_after { Err(unavailable()) } else { r })
+                }
+            }
+            Command::ProbePending { buckets } => Res::Probed(if fail_before {
+                Err(unavailable())
+            } else {
+                let r = ready(self.store.buckets_with_pending(&buckets, bucket_count));
+                if fail_after { Err(unavailable()) } else { r }
+            }),
+            Command::FetchBatch { bucket, limit } => Res::Fetched(if fail_before {
+                Err(unavailable())
+            } else {
+                let r = ready(self.store.next_batch(bucket, limit));
+                if fail_after { Err(unavailable()) } else { r }
+            }),
+            Command::MarkPublished {
+                bucket,
+                batch,
+                count,
+            } => {
+                let rows = &batch[..count];
+                if let Some(row) = rows.iter().find(|m| !self.acked.contains(&m.id)) {
+                    return Err(format!(
+                        "row {} deleted before the broker acknowledged it",
+                        row.id
+                    ));
+                }
+                Res::Marked(if fail_before {
+                    Err(unavailable())
+                } else {
+                    let r = ready(self.store.mark_published(bucket, rows));
+                    if fail_after { Err(unavailable()) } else { r }
+                })
+            }
+            Command::RenewLeases { now, buckets } => {
+                let request = LeaseRequest {
+                    relay_id: &relay_id,
+                    bucket_count,
+                    lease_duration,
+                    now,
+                };
+                Res::Renewed(if fail_before {
+                    Err(unavailable())
+                } else {
+                    let r = ready(self.store.renew_leases(&request, &buckets));
+                    if fail_after { Err(unavailable()) } else { r }
+                })
+            }
+            Command::Publish { batch, .. } => {
+                Res::Published(self.broker_append(relay, generation, &batch))
+            }
+        };
+        let _ = slot;
+        let latency = self.rng.range(1, 30);
+        self.push(
+            self.now + latency,
+            Ev::Done {
+                relay,
+                generation,
+                result,
+            },
+        );
+        Ok(())
+    }
+
+    /// The broker appends (part of) a batch and answers; faults decide how much of the
+    /// answer reaches the relay.
+    fn broker_append(
+        &mut self,
+        relay: usize,
+        generation: u32,
+        batch: &Arc<[OutboxMessage]>,
+    ) -> PublishOutcome {
+        let n = batch.len();
+        let f = self.sc.faults.clone();
+        let faults = self.faults_on();
+        let (appended, acked, error) = if faults && n > 0 && self.rng.chance(f.permanent) {
+            let k = self.rng.range(0, n as u64 - 1) as usize;
+            (
+                k,
+                k,
+                Some(PublishError::permanent(
+                    Some(batch[k].message_id),
+                    "injected permanent rejection",
+                )),
+            )
+        } else if faults && n > 0 && self.rng.chance(f.partial) {
+            let k = self.rng.range(0, n as u64 - 1) as usize;
+            (
+                k,
+                k,
+                Some(PublishError::retryable("injected partial failure")),
+            )
+        } else if faults && n > 0 && self.rng.chance(f.lost_ack) {
+            self.stats.lost_acks += 1;
+            let appended = self.rng.range(1, n as u64) as usize;
+            let acked = self.rng.range(0, appended as u64 - 1) as usize;
+            (
+                appended,
+                acked,
+                Some(PublishError::retryable("injected lost acknowledgement")),
+            )
+        } else {
+            (n, n, None)
+        };
+        for m in &batch[..appended] {
+            let key = self.key_of.get(&m.message_id).copied().unwrap_or(u64::MAX);
+            self.topic.push(Record {
+                message_id: m.message_id,
+                key,
+            });
+        }
+        for m in &batch[..acked] {
+            self.acked.insert(m.id);
+        }
+        if self.relays[relay].generation == generation {
+            self.relays[relay].last_ack = Some((Arc::clone(batch), acked));
+        }
+        PublishOutcome {
+            acknowledged: acked,
+            error,
+        }
+    }
+
+    fn note_takeovers(&mut self, relay: usize, generation: u32) {
+        let me = format!("relay-{relay}-{generation}");
+        let now_owned: BTreeSet<i32> = self
+            .store
+            .leases()
+            .into_iter()
+            .filter(|l| l.1.as_deref() == Some(me.as_str()))
+            .map(|l| l.0)
+            .collect();
+        let before = &self.relays[relay].owned_before;
+        // A bucket this relay did not own a moment ago, that someone else had last held.
+        if now_owned.iter().any(|b| !before.contains(b))
+            && self.relays.len() > 1
+            && self.now > 5_000
+        {
+            self.stats.takeovers += 1;
+        }
+    }
+
+    fn write(&mut self) {
+        let key = self.rng.range(0, KEYS - 1);
+        if self.key_busy.contains(&key) {
+            return; // writers serialize per key, so commit order defines key order
+        }
+        self.message_seq += 1;
+        let message_id = Uuid::from_u128(self.message_seq);
+        let built = OutboxMessage::builder("sim")
+            .key(format!("key-{key}"))
+            .value(vec![0u8; 8])
+            .message_id(message_id)
+            .created_at(Timestamp::from_millis(EPOCH_MS + self.now as i64))
+            .build(&self.config);
+        let Ok(message) = built else { return };
+        let mut tx = self.store.begin();
+        let id = tx.insert(message);
+        self.key_busy.insert(key);
+        self.key_of.insert(message_id, key);
+        let delay = if self.rng.chance(0.1) {
+            self.rng.range(300, 3_000)
+        } else {
+            self.rng.range(0, 20)
+        };
+        self.open.push(Some(OpenTx {
+            tx,
+            key,
+            message_id,
+            id,
+        }));
+        let tx_index = self.open.len() - 1;
+        self.push(self.now + delay, Ev::Commit { tx: tx_index });
+    }
+
+    fn commit(&mut self, tx_index: usize) {
+        let Some(open) = self.open[tx_index].take() else {
+            return;
+        };
+        let bucket = self.store_bucket(open.message_id);
+        open.tx.commit();
+        if open.id < self.max_committed_id {
+            self.stats.late_commits += 1;
+        }
+        self.max_committed_id = self.max_committed_id.max(open.id);
+        self.key_busy.remove(&open.key);
+        self.committed.push((open.message_id, open.key, open.id));
+        self.stats.committed += 1;
+        let f = self.sc.faults.clone();
+        for relay in 0..self.relays.len() {
+            if self.rng.chance(f.hint_loss) {
+                continue;
+            }
+            let hint = if self.rng.chance(0.1) {
+                Hint::Unknown
+            } else {
+                Hint::Bucket(bucket)
+            };
+            let delay = self.rng.range(0, 40);
+            self.push(self.now + delay, Ev::Hint { relay, hint });
+            if self.rng.chance(f.hint_dup) {
+                let delay = self.rng.range(0, 200);
+                self.push(self.now + delay, Ev::Hint { relay, hint });
+            }
+        }
+    }
+
+    fn store_bucket(&self, message_id: Uuid) -> i32 {
+        let key = self.key_of.get(&message_id).copied().unwrap_or(0);
+        outbox_core::bucket::bucket_for(
+            Some(format!("key-{key}").as_bytes()),
+            None,
+            &message_id,
+            self.config.bucket_count(),
+        )
+    }
+
+    fn kill(&mut self, relay: usize) {
+        let rs = &mut self.relays[relay];
+        rs.machine = None;
+        rs.wake_at = None;
+        rs.paused_until = 0;
+    }
+
+    fn inject_fault(&mut self) {
+        if !self.faults_on() || self.relays.is_empty() {
+            return;
+        }
+        let f = self.sc.faults.clone();
+        let relay = self.rng.range(0, self.relays.len() as u64 - 1) as usize;
+        if self.relays[relay].machine.is_none() || self.now < self.relays[relay].paused_until {
+            return;
+        }
+        if self.rng.chance(f.crash) {
+            self.stats.crashes += 1;
+            self.kill(relay);
+            let at = self.now + self.rng.range(100, 20_000);
+            self.relays[relay].restart_pending = true;
+            self.push(at, Ev::Restart { relay });
+        } else if self.rng.chance(f.pause) {
+            let long = self.rng.chance(f.long_pause);
+            let ms = if long {
+                self.rng.range(LEASE_MS + 1, 2 * LEASE_MS)
+            } else {
+                self.rng.range(100, 5_000)
+            };
+            if long {
+                self.stats.long_pauses += 1;
+            }
+            self.relays[relay].paused_until = self.now + ms;
+            self.push(self.now + ms, Ev::Wake { relay });
+        }
+    }
+
+    fn restart_everything(&mut self) {
+        for relay in 0..self.relays.len() {
+            if self.relays[relay].machine.is_none() && !self.relays[relay].restart_pending {
+                self.relays[relay].restart_pending = true;
+                self.push(self.now + 1, Ev::Restart { relay });
+            }
+        }
+    }
+
+    /// With synchronized clocks, no two relays may act on one bucket at one instant.
+    fn check_single_holder(&self) -> Result<(), String> {
+        if self.sc.skews.iter().any(|s| *s != 0) {
+            return Ok(()); // skew opens the documented overlap window
+        }
+        for bucket in 0..self.sc.bucket_count as i32 {
+            let holders: Vec<usize> = (0..self.relays.len())
+                .filter(|r| {
+                    self.relays[*r]
+                        .machine
+                        .as_ref()
+                        .is_some_and(|m| m.may_act_on(bucket, self.local(*r)))
+                })
+                .collect();
+            if holders.len() > 1 {
+                return Err(format!(
+                    "at {} ms relays {holders:?} both hold bucket {bucket} with valid leases",
+                    self.now
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn final_checks(&mut self) -> Result<(), String> {
+        let pending = self.store.pending_count();
+        if pending > 0 || self.open.iter().any(Option::is_some) {
+            return Err(format!(
+                "{pending} rows still pending {} ms after faults stopped (sim ended at {} ms)",
+                self.now.saturating_sub(self.sc.write_ms),
+                self.now
+            ));
+        }
+        let delivered: HashSet<Uuid> = self.topic.iter().map(|r| r.message_id).collect();
+        if let Some((missing, _, id)) = self
+            .committed
+            .iter()
+            .find(|(m, _, _)| !delivered.contains(m))
+        {
+            return Err(format!(
+                "committed row {id} ({missing}) never reached the topic: lost"
+            ));
+        }
+        // Per key, first deliveries follow commit order (ids ascend per key because
+        // writers serialize per key).
+        let id_of: HashMap<Uuid, i64> = self.committed.iter().map(|(m, _, id)| (*m, *id)).collect();
+        let mut seen = HashSet::new();
+        let mut last_per_key: BTreeMap<u64, i64> = BTreeMap::new();
+        let mut duplicates = 0u64;
+        for record in &self.topic {
+            if !seen.insert(record.message_id) {
+                duplicates += 1;
+                continue;
+            }
+            let id = id_of.get(&record.message_id).copied().unwrap_or(i64::MAX);
+            if let Some(last) = last_per_key.insert(record.key, id)
+                && last > id
+            {
+                return Err(format!(
+                    "key {} first delivered row {last} before row {id}",
+                    record.key
+                ));
+            }
+        }
+        self.stats.duplicates = duplicates;
+        self.stats.published = self.topic.len() as u64;
+        if self.sc.clean() && self.sc.faults.lost_ack == 0.0 && duplicates > 0 {
+            return Err(format!(
+                "{duplicates} duplicates in a run without any fault"
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn describe(command: &Command) -> String {
+    match command {
+        Command::Publish { bucket, batch } => {
+            format!(
+                "publish b{bucket} ids {:?}",
+                batch.iter().map(|m| m.id).collect::<Vec<_>>()
+            )
+        }
+        Command::MarkPublished {
+            bucket,
+            batch,
+            count,
+        } => {
+            format!(
+                "delete b{bucket} ids {:?}",
+                batch[..*count].iter().map(|m| m.id).collect::<Vec<_>>()
+            )
+        }
+        other => format!("{other:?}"),
+    }
+}
