@@ -17,7 +17,49 @@
 //! | [`mod@fair_share`] | how many buckets each live relay should own |
 //! | [`store`], [`publisher`], [`notifier`] | the traits a backend implements |
 //! | [`error`] | retryable versus fatal errors |
+//! | [`relay`] | [`RelayMachine`]: every relay decision as a pure state machine |
+//! | `driver` (feature `runtime`, default) | `Relay::spawn`: the thin tokio shell, and the local commit notifier |
 //! | `testing` (feature) | in-memory store and publisher, and the reusable store contract suite |
+//!
+//! # The relay state machine
+//!
+//! [`RelayMachine`] decides, the driver (or a simulation) does. Time is always an
+//! argument; the machine never reads a clock, sleeps or touches I/O, so every rule is
+//! unit-tested with explicit instants and the whole relay is simulated deterministically.
+//!
+//! **State.** *Leases*: the owned buckets, one expiry for all of them (start of the
+//! granting call + lease duration), the rebalance deadline and the renewal deadline.
+//! *Drain*: the ready buckets (known to hold rows; a subset of the owned ones, so bounded),
+//! the current sweep, and the discovery deadline. *In flight*: at most one store call or
+//! publish, plus at most one renewal beside a publish. *Backoff*: consecutive failures and
+//! the instant the backoff ends. *Life*: running, stopping, stopped or failed.
+//!
+//! **Events in** (`handle_*`, each with the current time): results of the commands below,
+//! a timeout, a commit [`Hint`] (one bucket, or unknown), and shutdown.
+//!
+//! **Commands out** ([`RelayMachine::poll_command`]), in priority order when idle:
+//! 1. `AcquireLeases` when the rebalance deadline passed (every `lease_renew_interval`):
+//!    heartbeat, fair-share claim and release, lease extension.
+//! 2. `RenewLeases` when the renewal deadline passed during a sweep, or beside an
+//!    in-flight publish (stores with the renewal capability).
+//! 3. `ProbePending` over all owned buckets when discovery is due (poll interval, a new
+//!    bucket, or an unknown hint).
+//! 4. A sweep: `FetchBatch` for each ready bucket once, then `Publish`, then
+//!    `MarkPublished` for exactly the acknowledged prefix. A bucket that returned a full
+//!    batch stays ready for the next sweep; rebalancing and discovery run between sweeps.
+//!
+//! [`RelayMachine::poll_timeout`] names the next deadline that would lead to an action
+//! (lease expiry, renewal, rebalance, discovery, end of backoff), so an idle relay that
+//! owns no bucket wakes only for its next heartbeat.
+//!
+//! **Rules that keep rows safe.** Lease validity is checked after the probe, after the
+//! fetch and before a delete; a lease lost while a publish is in flight means that
+//! publish's rows are left for the next owner. Store and publish failures back off
+//! exponentially and never drop rows; only a [`Misconfiguration`] stops the relay. Hints
+//! add work only for validly owned buckets and never shorten a backoff or the discovery
+//! deadline. Without the renewal capability a publish starts only when the lease covers
+//! `max_publish_duration + lease_renew_interval`, and a publish that overruns that budget
+//! stops the relay.
 //!
 //! # Ordering model
 //!
@@ -52,6 +94,8 @@ pub mod error;
 pub mod fair_share;
 pub mod headers;
 pub mod message;
+#[cfg(feature = "runtime")]
+pub mod metrics;
 pub mod notifier;
 pub mod options;
 pub mod publisher;

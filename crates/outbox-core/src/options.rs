@@ -12,6 +12,7 @@
 //! | `metrics_name` | `outbox` | value of the `outbox.name` metric label (1–64 non-blank characters) |
 //! | `metrics_collection_interval` | 30 s | pause after each backlog sample completes |
 //! | `metrics_collection_timeout` | 5 s | deadline of one backlog sample |
+//! | `backlog_sampling` | false | run the backlog sampler (pending count and oldest age gauges) |
 //! | `collect_metrics_on_bucket_zero_owner_only` | false | sample the backlog only on the relay holding bucket 0 |
 //! | `error_backoff` | 1 s | first wait after a failure; doubles per consecutive failure |
 //! | `max_error_backoff` | 30 s | ceiling of that doubling |
@@ -132,6 +133,7 @@ pub struct RelayOptions {
     metrics_collection_interval: Duration,
     metrics_collection_timeout: Duration,
     collect_metrics_on_bucket_zero_owner_only: bool,
+    backlog_sampling: bool,
     error_backoff: Duration,
     max_error_backoff: Duration,
 }
@@ -152,6 +154,7 @@ impl Default for RelayOptions {
             metrics_collection_interval: Duration::from_secs(30),
             metrics_collection_timeout: Duration::from_secs(5),
             collect_metrics_on_bucket_zero_owner_only: false,
+            backlog_sampling: false,
             error_backoff: Duration::from_secs(1),
             max_error_backoff: Duration::from_secs(30),
         }
@@ -220,6 +223,10 @@ impl RelayOptions {
     /// Whether only the bucket-zero owner samples the backlog.
     pub fn collect_metrics_on_bucket_zero_owner_only(&self) -> bool {
         self.collect_metrics_on_bucket_zero_owner_only
+    }
+    /// Whether the backlog sampler runs.
+    pub fn backlog_sampling(&self) -> bool {
+        self.backlog_sampling
     }
     /// First backoff after a failure.
     pub fn error_backoff(&self) -> Duration {
@@ -309,6 +316,12 @@ impl RelayOptionsBuilder {
     setter!(
         /// Sample the backlog only on the bucket-zero owner. Default false.
         collect_metrics_on_bucket_zero_owner_only: bool
+    );
+    setter!(
+        /// Run the backlog sampler: one aggregate query per interval on the store's own
+        /// connection, feeding the `outbox.pending.*` gauges. Default false, because the
+        /// metrics facade cannot tell whether anyone records them.
+        backlog_sampling: bool
     );
     setter!(
         /// First backoff after a failure (> 0). Default 1 s.

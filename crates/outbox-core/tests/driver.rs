@@ -133,3 +133,91 @@ async fn dropping_the_handle_keeps_the_relay_running() {
     notifier.notify_buckets(&[m.bucket]);
     assert!(wait_for(|| store.pending_count() == 0, Duration::from_secs(10)).await);
 }
+
+/// A publisher that takes its time, to exercise shutdown while a publish is in flight.
+#[derive(Clone)]
+struct SlowPublisher {
+    inner: MemoryPublisher,
+    delay: Duration,
+}
+
+impl outbox_core::Publisher for SlowPublisher {
+    async fn publish(&self, batch: &[OutboxMessage]) -> outbox_core::PublishOutcome {
+        tokio::time::sleep(self.delay).await;
+        outbox_core::Publisher::publish(&self.inner, batch).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_stop_lets_the_in_flight_publish_finish_and_deletes_its_rows() {
+    let store = MemoryStore::new();
+    let inner = MemoryPublisher::new();
+    store.enqueue(message(2));
+    let publisher = SlowPublisher {
+        inner: inner.clone(),
+        delay: Duration::from_millis(500),
+    };
+    let relay = Relay::spawn(store.clone(), publisher, options()).unwrap();
+    assert!(
+        wait_for(
+            || inner.calls() == 0 && store.leases().iter().any(|l| l.1.is_some()),
+            Duration::from_secs(5)
+        )
+        .await
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await; // the publish is now in flight
+    relay.stop(Duration::from_secs(30)).await.unwrap();
+    assert_eq!(inner.records().len(), 1);
+    assert_eq!(
+        store.pending_count(),
+        0,
+        "the acknowledged row was deleted before stopping"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_publish_deletes_nothing() {
+    let store = MemoryStore::new();
+    let inner = MemoryPublisher::new();
+    store.enqueue(message(2));
+    let publisher = SlowPublisher {
+        inner: inner.clone(),
+        delay: Duration::from_secs(600),
+    };
+    let relay = Relay::spawn(store.clone(), publisher, options()).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        relay.stop(Duration::from_millis(50)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(inner.calls(), 0, "the publish never completed");
+    assert_eq!(
+        store.pending_count(),
+        1,
+        "nothing deleted without an acknowledgement"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_outboxes_in_one_process_are_independent() {
+    let (store_a, store_b) = (MemoryStore::new(), MemoryStore::new());
+    let (pub_a, pub_b) = (MemoryPublisher::new(), MemoryPublisher::new());
+    store_a.enqueue(message(1));
+    store_b.enqueue_all([message(2), message(3)]);
+    let a = Relay::spawn(store_a.clone(), pub_a.clone(), options()).unwrap();
+    let b = Relay::spawn(store_b.clone(), pub_b.clone(), options()).unwrap();
+    assert_ne!(a.relay_id(), b.relay_id());
+    assert!(
+        wait_for(
+            || store_a.pending_count() == 0 && store_b.pending_count() == 0,
+            Duration::from_secs(10)
+        )
+        .await
+    );
+    assert_eq!((pub_a.records().len(), pub_b.records().len()), (1, 2));
+    a.stop(Duration::from_secs(5)).await.unwrap();
+    b.stop(Duration::from_secs(5)).await.unwrap();
+}

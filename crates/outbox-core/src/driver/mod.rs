@@ -20,6 +20,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::{Instrument, debug, error, info, info_span, warn};
@@ -28,6 +30,7 @@ pub use local_notifier::LocalNotifier;
 
 use crate::error::{Misconfiguration, StoreError};
 use crate::message::OutboxMessage;
+use crate::metrics::{BacklogSampler, RelayMetrics};
 use crate::options::{OptionsError, RelayOptions};
 use crate::publisher::{PublishOutcome, Publisher};
 use crate::relay::{Command, RelayEvent, RelayMachine};
@@ -87,12 +90,30 @@ impl Relay {
         let notifier = Arc::new(LocalNotifier::new(machine.options().bucket_count().get()));
         let (control, control_rx) = watch::channel(RUN);
         let span = info_span!("outbox_relay", relay_id = %relay_id, outbox = %machine.options().metrics_name());
+        let store = Arc::new(store);
+        let metrics = Arc::new(RelayMetrics::new(
+            machine.options().metrics_name(),
+            &relay_id,
+        ));
+        let owns_bucket_zero = Arc::new(AtomicBool::new(false));
+        let sampler = machine.options().backlog_sampling().then(|| {
+            let task = sample_backlog(
+                Arc::clone(&store),
+                Arc::clone(&metrics),
+                Arc::clone(&owns_bucket_zero),
+                machine.options().clone(),
+            );
+            runtime.spawn(task.instrument(span.clone()))
+        });
         let driver = Driver {
             machine,
-            store: Arc::new(store),
+            store,
             publisher: Arc::new(publisher),
             notifier: Arc::clone(&notifier),
             control: control_rx,
+            metrics,
+            owns_bucket_zero,
+            sampler,
         };
         let task = runtime.spawn(driver.run().instrument(span));
         Ok(RelayHandle {
@@ -175,6 +196,20 @@ struct Driver<S, P> {
     publisher: Arc<P>,
     notifier: Arc<LocalNotifier>,
     control: watch::Receiver<u8>,
+    metrics: Arc<RelayMetrics>,
+    /// Shared with the backlog sampler, for bucket-zero-only sampling.
+    owns_bucket_zero: Arc<AtomicBool>,
+    sampler: Option<JoinHandle<()>>,
+}
+
+impl<S, P> Drop for Driver<S, P> {
+    fn drop(&mut self) {
+        // The sampler's query is cancelled with it; the relay's observations go with
+        // the last `RelayMetrics` reference.
+        if let Some(sampler) = self.sampler.take() {
+            sampler.abort();
+        }
+    }
 }
 
 impl<S: OutboxStore, P: Publisher> Driver<S, P> {
@@ -197,6 +232,8 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 }
             }
             self.report_events();
+            self.owns_bucket_zero
+                .store(self.machine.may_act_on(0, now), Ordering::Release);
             if self.machine.is_finished() {
                 break;
             }
@@ -326,6 +363,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
 
     fn report_events(&mut self) {
         while let Some(event) = self.machine.poll_event() {
+            self.metrics.on_event(&event);
             match event {
                 RelayEvent::OwnershipChanged { owned } => info!(?owned, "owned buckets changed"),
                 RelayEvent::LeaseExpired { buckets } => {
@@ -336,6 +374,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                     attempted,
                     acknowledged,
                     elapsed,
+                    ..
                 } => {
                     debug!(
                         bucket,
@@ -371,8 +410,62 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 }
                 RelayEvent::Fatal(error) => error!(%error, "relay stopped by a misconfiguration"),
                 RelayEvent::Stopped => info!("relay stopped"),
+                RelayEvent::CycleCompleted { elapsed } => {
+                    debug!(elapsed_ms = elapsed.as_millis() as u64, "cycle completed")
+                }
             }
         }
+    }
+}
+
+/// The backlog sampler: its own task, at most one query in flight, each with a deadline,
+/// the next one an interval after the previous completed. The age gauge is refreshed every
+/// second so that it grows between samples.
+async fn sample_backlog<S: OutboxStore>(
+    store: Arc<S>,
+    metrics: Arc<RelayMetrics>,
+    owns_bucket_zero: Arc<AtomicBool>,
+    options: RelayOptions,
+) {
+    let mut sampler = BacklogSampler::new(
+        Timestamp::now(),
+        options.metrics_collection_interval(),
+        options.metrics_collection_timeout(),
+        options.collect_metrics_on_bucket_zero_owner_only(),
+        store.capabilities().backlog_metrics,
+    );
+    loop {
+        let now = Timestamp::now();
+        match sampler.poll_sample(now, owns_bucket_zero.load(Ordering::Acquire)) {
+            Ok(Some(deadline)) => {
+                let budget = deadline.saturating_duration_since(now);
+                let sample = match tokio::time::timeout(budget, store.pending_metrics()).await {
+                    Ok(Ok(sample)) => sample,
+                    Ok(Err(error)) => {
+                        warn!(%error, "backlog sample failed");
+                        None
+                    }
+                    Err(_) => {
+                        warn!(
+                            timeout_ms = budget.as_millis() as u64,
+                            "backlog sample timed out"
+                        );
+                        None
+                    }
+                };
+                let done = Timestamp::now();
+                let snapshot =
+                    sampler.handle_sample(done, sample, owns_bucket_zero.load(Ordering::Acquire));
+                metrics.set_backlog(snapshot, done);
+                continue;
+            }
+            Ok(None) => metrics.refresh_age(now),
+            Err(snapshot) => metrics.set_backlog(snapshot, now),
+        }
+        let next = sampler.poll_timeout().map_or(Duration::from_secs(1), |at| {
+            at.saturating_duration_since(now)
+        });
+        tokio::time::sleep(next.min(Duration::from_secs(1))).await;
     }
 }
 

@@ -64,6 +64,8 @@ pub struct RelayMachine {
     backoff_until: Option<Timestamp>,
     /// Without renewal: an acquisition was already tried to make room for a publish.
     reservation_retried: bool,
+    /// When the current busy cycle began.
+    cycle_started: Option<Timestamp>,
     life: Life,
     events: VecDeque<RelayEvent>,
 }
@@ -96,6 +98,7 @@ impl RelayMachine {
             consecutive_failures: 0,
             backoff_until: None,
             reservation_retried: false,
+            cycle_started: None,
             life: Life::Running,
             events: VecDeque::new(),
         })
@@ -154,6 +157,26 @@ impl RelayMachine {
 
     /// The next command to execute, or `None` until an event or the timeout.
     pub fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
+        let command = self.next_command(now);
+        if command.is_some() {
+            self.cycle_started.get_or_insert(now);
+        } else if matches!(self.main, Main::Idle) && self.renewing.is_none() {
+            self.end_cycle(now);
+        }
+        command
+    }
+
+    /// A cycle is the busy stretch between two idle waits (acquisition, probe, sweeps),
+    /// excluding the idle wait and backoff themselves.
+    fn end_cycle(&mut self, now: Timestamp) {
+        if let Some(started) = self.cycle_started.take() {
+            self.events.push_back(RelayEvent::CycleCompleted {
+                elapsed: now.saturating_duration_since(started),
+            });
+        }
+    }
+
+    fn next_command(&mut self, now: Timestamp) -> Option<Command> {
         if matches!(self.life, Life::Stopped | Life::Failed(_)) {
             return None;
         }
@@ -398,13 +421,14 @@ impl RelayMachine {
         self.main = Main::Idle;
         let elapsed = now.saturating_duration_since(started);
         let acknowledged = outcome.acknowledged.min(batch.len());
+        let failed = outcome.error.is_some() || acknowledged < batch.len();
         self.events.push_back(RelayEvent::Published {
             bucket,
             attempted: batch.len(),
             acknowledged,
             elapsed,
+            failed,
         });
-        let failed = outcome.error.is_some() || acknowledged < batch.len();
         if let Some(error) = outcome.error {
             self.events
                 .push_back(RelayEvent::PublishFailed { bucket, error });
@@ -605,6 +629,7 @@ impl RelayMachine {
     }
 
     fn back_off(&mut self, now: Timestamp) {
+        self.end_cycle(now);
         self.consecutive_failures = self.consecutive_failures.saturating_add(1);
         self.reservation_retried = false;
         let until = now.saturating_add(self.options.backoff_after(self.consecutive_failures));

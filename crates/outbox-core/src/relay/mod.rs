@@ -124,6 +124,14 @@ pub enum RelayEvent {
         acknowledged: usize,
         /// Wall time of the call.
         elapsed: Duration,
+        /// Whether the call failed (an error, or less than the whole batch acknowledged).
+        failed: bool,
+    },
+    /// A busy cycle (acquisition, probe and sweeps up to the next idle wait or backoff)
+    /// ended.
+    CycleCompleted {
+        /// Its duration, idle waits and backoff excluded.
+        elapsed: Duration,
     },
     /// A publish call reported a failure.
     PublishFailed {

@@ -611,3 +611,34 @@ fn unexpected_results_are_ignored() {
     h.m.handle_fetched(h.now, Ok(rows(0, 1..=1)));
     assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
 }
+
+#[test]
+fn a_cycle_spans_acquisition_to_idle_and_ends_at_backoff() {
+    let mut h = H::renewing();
+    h.start(&[0], &[0]);
+    h.at(40);
+    h.drain_batch(0, rows(0, 1..=1));
+    h.at(70);
+    assert_eq!(h.cmd(), None);
+    let cycles: Vec<Duration> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            RelayEvent::CycleCompleted { elapsed } => Some(elapsed),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        cycles,
+        vec![Duration::from_millis(70)],
+        "one cycle from the first command to idle"
+    );
+    h.at(1_000);
+    assert!(matches!(h.cmd(), Some(Command::ProbePending { .. })));
+    h.at(1_005);
+    h.m.handle_probed(h.now, Err(StoreError::unavailable("x")));
+    assert!(
+        h.events().iter().any(|e| matches!(e, RelayEvent::CycleCompleted { elapsed } if *elapsed == Duration::from_millis(5))),
+        "a failure ends the cycle before the backoff"
+    );
+}

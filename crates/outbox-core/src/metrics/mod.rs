@@ -1,0 +1,71 @@
+//! The relay's metrics, through the `metrics` facade.
+//!
+//! Every instrument carries exactly one label, `outbox.name` (the validated
+//! [`metrics_name`](crate::RelayOptions::metrics_name)); message ids, keys and relay ids
+//! never become labels. Counters and histograms are recorded once per publish call or
+//! cycle, never per message.
+//!
+//! | instrument | kind | meaning |
+//! |---|---|---|
+//! | `outbox.owned_buckets` | gauge | buckets in the local lease set; summed over the relays of one name in a process |
+//! | `outbox.publish.acknowledged` | counter | acknowledged prefix lengths, counted before lease checks and deletion (re-acknowledged retries count again) |
+//! | `outbox.publish.failures` | counter | failed publish calls (an error or a short acknowledgement); shutdown cancellation excluded |
+//! | `outbox.lease.expirations` | counter | a nonempty owned set invalidated (expired by the local clock, or found lost by a renewal) |
+//! | `outbox.publish.duration` | histogram, seconds | whole publish calls, failed ones included |
+//! | `outbox.cycle.duration` | histogram, seconds | acquisition, probe and sweeps up to the next idle wait or backoff |
+//! | `outbox.pending.messages` | gauge | whole-store pending rows from the latest backlog sample (max over the relays of one name) |
+//! | `outbox.pending.oldest_age` | gauge, seconds | age of the oldest pending row, growing between samples; future timestamps clamp to 0 |
+//! | `outbox.pending.available` | gauge | 1 while a backlog sample is available, else 0 |
+//!
+//! A gauge cannot be withdrawn through the facade, so while no sample is available the
+//! count and age gauges read NaN rather than a misleading zero: PromQL comparisons on NaN
+//! are false and dashboards show a gap. A store that knows the count but not the
+//! timestamps (SQLite) leaves the age at NaN while `available` is 1.
+//!
+//! Backlog sampling runs only when
+//! [`backlog_sampling`](crate::RelayOptionsBuilder::backlog_sampling) is enabled (the
+//! facade cannot tell whether anyone records), on its own task, with at most one query
+//! in flight per relay.
+
+mod registry;
+mod sampler;
+
+pub use registry::RelayMetrics;
+pub use sampler::{BacklogSampler, BacklogSnapshot};
+
+/// Instrument and label names.
+pub mod names {
+    /// The one label every instrument carries.
+    pub const LABEL: &str = "outbox.name";
+    /// Gauge: owned buckets.
+    pub const OWNED_BUCKETS: &str = "outbox.owned_buckets";
+    /// Counter: acknowledged messages.
+    pub const PUBLISH_ACKNOWLEDGED: &str = "outbox.publish.acknowledged";
+    /// Counter: failed publish calls.
+    pub const PUBLISH_FAILURES: &str = "outbox.publish.failures";
+    /// Counter: invalidated nonempty lease sets.
+    pub const LEASE_EXPIRATIONS: &str = "outbox.lease.expirations";
+    /// Histogram (seconds): publish call duration.
+    pub const PUBLISH_DURATION: &str = "outbox.publish.duration";
+    /// Histogram (seconds): cycle duration.
+    pub const CYCLE_DURATION: &str = "outbox.cycle.duration";
+    /// Gauge: pending messages in the whole store.
+    pub const PENDING_MESSAGES: &str = "outbox.pending.messages";
+    /// Gauge (seconds): age of the oldest pending message.
+    pub const PENDING_OLDEST_AGE: &str = "outbox.pending.oldest_age";
+    /// Gauge: 1 when a backlog sample is available.
+    pub const PENDING_AVAILABLE: &str = "outbox.pending.available";
+
+    /// Every instrument name.
+    pub const ALL: [&str; 9] = [
+        OWNED_BUCKETS,
+        PUBLISH_ACKNOWLEDGED,
+        PUBLISH_FAILURES,
+        LEASE_EXPIRATIONS,
+        PUBLISH_DURATION,
+        CYCLE_DURATION,
+        PENDING_MESSAGES,
+        PENDING_OLDEST_AGE,
+        PENDING_AVAILABLE,
+    ];
+}

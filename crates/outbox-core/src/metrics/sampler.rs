@@ -1,0 +1,185 @@
+//! When to sample the backlog, as a small sans-IO machine.
+//!
+//! At most one sample is outstanding; the next one starts `interval` after the previous
+//! one *completed* (a slow query never causes a burst of catch-up queries); each sample
+//! has a deadline. In bucket-zero mode only the relay holding a valid bucket-zero lease
+//! samples, and a sample that completes after that lease was lost is thrown away.
+
+use std::time::Duration;
+
+use crate::store::PendingMetrics;
+use crate::time::Timestamp;
+
+/// What the gauges should show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BacklogSnapshot {
+    /// No usable sample: before the first, after a failure, timeout or empty answer,
+    /// when the store cannot sample, or on a relay that does not hold bucket zero in
+    /// bucket-zero mode.
+    Unavailable,
+    /// The latest sample.
+    Available(PendingMetrics),
+}
+
+/// Schedules backlog samples.
+#[derive(Debug)]
+pub struct BacklogSampler {
+    interval: Duration,
+    timeout: Duration,
+    bucket_zero_only: bool,
+    supported: bool,
+    in_flight: bool,
+    next_at: Timestamp,
+}
+
+impl BacklogSampler {
+    /// A sampler whose first sample is due at `now`.
+    pub fn new(
+        now: Timestamp,
+        interval: Duration,
+        timeout: Duration,
+        bucket_zero_only: bool,
+        supported: bool,
+    ) -> Self {
+        BacklogSampler {
+            interval,
+            timeout,
+            bucket_zero_only,
+            supported,
+            in_flight: false,
+            next_at: now,
+        }
+    }
+
+    /// Whether to start a sample now; returns its deadline. When a sample is due but
+    /// this relay may not sample (bucket-zero mode without the lease), the snapshot
+    /// becomes unavailable and the next check is one interval later.
+    pub fn poll_sample(
+        &mut self,
+        now: Timestamp,
+        owns_bucket_zero: bool,
+    ) -> Result<Option<Timestamp>, BacklogSnapshot> {
+        if !self.supported || self.in_flight || now < self.next_at {
+            return Ok(None);
+        }
+        if self.bucket_zero_only && !owns_bucket_zero {
+            self.next_at = now.saturating_add(self.interval);
+            return Err(BacklogSnapshot::Unavailable);
+        }
+        self.in_flight = true;
+        Ok(Some(now.saturating_add(self.timeout)))
+    }
+
+    /// A sample finished (`None` for a failure or timeout). Returns the new snapshot.
+    pub fn handle_sample(
+        &mut self,
+        now: Timestamp,
+        sample: Option<PendingMetrics>,
+        owns_bucket_zero: bool,
+    ) -> BacklogSnapshot {
+        self.in_flight = false;
+        self.next_at = now.saturating_add(self.interval);
+        match sample {
+            Some(_) if self.bucket_zero_only && !owns_bucket_zero => BacklogSnapshot::Unavailable,
+            Some(metrics) => BacklogSnapshot::Available(metrics),
+            None => BacklogSnapshot::Unavailable,
+        }
+    }
+
+    /// When the next sample is due, if none is in flight.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        (self.supported && !self.in_flight).then_some(self.next_at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ms: i64) -> Timestamp {
+        Timestamp::from_millis(ms)
+    }
+
+    fn sample(count: u64) -> Option<PendingMetrics> {
+        Some(PendingMetrics {
+            count,
+            oldest_created_at: None,
+        })
+    }
+
+    #[test]
+    fn one_outstanding_sample_and_the_interval_counts_from_completion() {
+        let mut s = BacklogSampler::new(
+            t(0),
+            Duration::from_secs(30),
+            Duration::from_secs(5),
+            false,
+            true,
+        );
+        assert_eq!(s.poll_sample(t(0), false), Ok(Some(t(5_000))));
+        assert_eq!(s.poll_sample(t(1), false), Ok(None), "never two at once");
+        assert_eq!(s.poll_timeout(), None);
+        // A slow sample completing at 100 s schedules the next at 130 s: no catch-up.
+        let snap = s.handle_sample(t(100_000), sample(3), false);
+        assert_eq!(
+            snap,
+            BacklogSnapshot::Available(PendingMetrics {
+                count: 3,
+                oldest_created_at: None
+            })
+        );
+        assert_eq!(s.poll_timeout(), Some(t(130_000)));
+        assert_eq!(s.poll_sample(t(129_999), false), Ok(None));
+        assert!(matches!(s.poll_sample(t(130_000), false), Ok(Some(_))));
+    }
+
+    #[test]
+    fn failures_clear_the_snapshot() {
+        let mut s = BacklogSampler::new(
+            t(0),
+            Duration::from_secs(30),
+            Duration::from_secs(5),
+            false,
+            true,
+        );
+        s.poll_sample(t(0), false).unwrap();
+        assert_eq!(
+            s.handle_sample(t(5_000), None, false),
+            BacklogSnapshot::Unavailable
+        );
+    }
+
+    #[test]
+    fn bucket_zero_mode_samples_only_on_the_owner_and_discards_late_samples() {
+        let mut s = BacklogSampler::new(
+            t(0),
+            Duration::from_secs(30),
+            Duration::from_secs(5),
+            true,
+            true,
+        );
+        assert_eq!(
+            s.poll_sample(t(0), false),
+            Err(BacklogSnapshot::Unavailable)
+        );
+        assert_eq!(s.poll_sample(t(30_000), true), Ok(Some(t(35_000))));
+        assert_eq!(
+            s.handle_sample(t(31_000), sample(7), false),
+            BacklogSnapshot::Unavailable,
+            "lease lost meanwhile"
+        );
+    }
+
+    #[test]
+    fn unsupported_stores_never_sample() {
+        let mut s = BacklogSampler::new(
+            t(0),
+            Duration::from_secs(30),
+            Duration::from_secs(5),
+            false,
+            false,
+        );
+        assert_eq!(s.poll_sample(t(0), true), Ok(None));
+        assert_eq!(s.poll_timeout(), None);
+    }
+}
