@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tracing::{Instrument, debug, error, info, info_span, warn};
+use tracing::{Instrument, debug, debug_span, error, info, info_span, warn};
 
 pub use local_notifier::LocalNotifier;
 
@@ -114,6 +114,7 @@ impl Relay {
             metrics,
             owns_bucket_zero,
             sampler,
+            cycle_span: None,
         };
         let task = runtime.spawn(driver.run().instrument(span));
         Ok(RelayHandle {
@@ -200,6 +201,7 @@ struct Driver<S, P> {
     /// Shared with the backlog sampler, for bucket-zero-only sampling.
     owns_bucket_zero: Arc<AtomicBool>,
     sampler: Option<JoinHandle<()>>,
+    cycle_span: Option<tracing::Span>,
 }
 
 impl<S, P> Drop for Driver<S, P> {
@@ -308,31 +310,57 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
         }
     }
 
-    fn execute(&self, command: Command) -> OpFuture {
+    /// Turns a command into a future; every store call and publish runs in its own span
+    /// carrying the bucket and batch size where they apply.
+    fn execute(&mut self, command: Command) -> OpFuture {
+        // Every call belongs to the cycle (acquisition, probe, sweeps) that issued it.
+        let cycle = self
+            .cycle_span
+            .get_or_insert_with(|| debug_span!("outbox_cycle"))
+            .clone();
         let store = Arc::clone(&self.store);
         let options = self.machine.options();
         let relay_id = options.relay_id().to_owned();
         let bucket_count = options.bucket_count().get();
         let lease_duration = options.lease_duration();
+        let lease = move |now| (relay_id, bucket_count, lease_duration, now);
         match command {
-            Command::AcquireLeases { now } => Box::pin(async move {
-                let request = LeaseRequest {
-                    relay_id: &relay_id,
-                    bucket_count,
-                    lease_duration,
-                    now,
-                };
-                OpResult::Acquired(store.acquire_leases(&request).await)
-            }),
-            Command::ProbePending { buckets } => Box::pin(async move {
-                OpResult::Probed(store.buckets_with_pending(&buckets, bucket_count).await)
-            }),
+            Command::AcquireLeases { now } => {
+                let (relay_id, bucket_count, lease_duration, now) = lease(now);
+                let span = debug_span!(parent: &cycle, "store.acquire_leases", bucket_count);
+                Box::pin(
+                    async move {
+                        let request = LeaseRequest {
+                            relay_id: &relay_id,
+                            bucket_count,
+                            lease_duration,
+                            now,
+                        };
+                        OpResult::Acquired(store.acquire_leases(&request).await)
+                    }
+                    .instrument(span),
+                )
+            }
+            Command::ProbePending { buckets } => {
+                let span = debug_span!(parent: &cycle, "store.buckets_with_pending", owned = buckets.len());
+                Box::pin(
+                    async move {
+                        OpResult::Probed(store.buckets_with_pending(&buckets, bucket_count).await)
+                    }
+                    .instrument(span),
+                )
+            }
             Command::FetchBatch { bucket, limit } => {
-                Box::pin(async move { OpResult::Fetched(store.next_batch(bucket, limit).await) })
+                let span =
+                    debug_span!(parent: &cycle, "store.next_batch", bucket, batch_size = limit);
+                Box::pin(
+                    async move { OpResult::Fetched(store.next_batch(bucket, limit).await) }
+                        .instrument(span),
+                )
             }
             Command::Publish { bucket, batch } => {
                 let publisher = Arc::clone(&self.publisher);
-                let span = info_span!("publish", bucket, batch_size = batch.len());
+                let span = info_span!(parent: &cycle, "publish", bucket, batch_size = batch.len());
                 Box::pin(
                     async move { OpResult::Published(publisher.publish(&batch).await) }
                         .instrument(span),
@@ -342,28 +370,45 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 bucket,
                 batch,
                 count,
-            } => Box::pin(async move {
-                OpResult::Marked(
-                    store
-                        .mark_published(bucket, batch.get(..count).unwrap_or(&batch))
-                        .await,
+            } => {
+                let span =
+                    debug_span!(parent: &cycle, "store.mark_published", bucket, batch_size = count);
+                Box::pin(
+                    async move {
+                        OpResult::Marked(
+                            store
+                                .mark_published(bucket, batch.get(..count).unwrap_or(&batch))
+                                .await,
+                        )
+                    }
+                    .instrument(span),
                 )
-            }),
-            Command::RenewLeases { now, buckets } => Box::pin(async move {
-                let request = LeaseRequest {
-                    relay_id: &relay_id,
-                    bucket_count,
-                    lease_duration,
-                    now,
-                };
-                OpResult::Renewed(store.renew_leases(&request, &buckets).await)
-            }),
+            }
+            Command::RenewLeases { now, buckets } => {
+                let (relay_id, bucket_count, lease_duration, now) = lease(now);
+                let span = debug_span!(parent: &cycle, "store.renew_leases", owned = buckets.len());
+                Box::pin(
+                    async move {
+                        let request = LeaseRequest {
+                            relay_id: &relay_id,
+                            bucket_count,
+                            lease_duration,
+                            now,
+                        };
+                        OpResult::Renewed(store.renew_leases(&request, &buckets).await)
+                    }
+                    .instrument(span),
+                )
+            }
         }
     }
 
     fn report_events(&mut self) {
         while let Some(event) = self.machine.poll_event() {
             self.metrics.on_event(&event);
+            if matches!(event, RelayEvent::CycleCompleted { .. }) {
+                self.cycle_span = None;
+            }
             match event {
                 RelayEvent::OwnershipChanged { owned } => info!(?owned, "owned buckets changed"),
                 RelayEvent::LeaseExpired { buckets } => {

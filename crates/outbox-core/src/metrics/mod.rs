@@ -27,6 +27,8 @@
 //! facade cannot tell whether anyone records), on its own task, with at most one query
 //! in flight per relay.
 
+#[cfg(feature = "prometheus")]
+pub mod prometheus;
 mod registry;
 mod sampler;
 
