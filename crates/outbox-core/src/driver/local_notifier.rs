@@ -77,28 +77,67 @@ impl BucketBits {
     }
 }
 
+/// Hints waiting for one consumer: a bit per bucket, an "unknown" flag and a wake-up.
+#[derive(Debug)]
+struct HintBuffer {
+    bits: BucketBits,
+    unknown: AtomicBool,
+    wake: Notify,
+}
+
+impl HintBuffer {
+    fn new(bucket_count: u32) -> Self {
+        HintBuffer {
+            bits: BucketBits::new(bucket_count),
+            unknown: AtomicBool::new(false),
+            wake: Notify::new(),
+        }
+    }
+
+    /// Records a hint; a negative or out-of-range bucket becomes "unknown".
+    fn mark(&self, bucket: i32) {
+        if bucket < 0 || !self.bits.set(bucket) {
+            self.unknown.store(true, Ordering::Release);
+        }
+    }
+
+    /// Moves the hints into `out` in wire form (`-1` first for unknown) and clears them.
+    fn take(&self, out: &mut Vec<i32>) {
+        if self.unknown.swap(false, Ordering::AcqRel) {
+            out.push(-1);
+        }
+        self.bits.take(out);
+    }
+}
+
 /// Wakes one local relay after commits. Obtain it from
 /// [`RelayHandle::notifier`](crate::driver::RelayHandle::notifier) and hand it to the
 /// code that commits outbox rows.
+///
+/// When a cross-process transport is attached (`outbox-notify`), every committed bucket,
+/// owned here or not, is also queued for broadcast; hints received from other processes
+/// go through [`receive_remote`](Self::receive_remote) and are never broadcast again.
 #[derive(Debug)]
 pub struct LocalNotifier {
-    pending: BucketBits,
+    /// Hints for the local relay.
+    pending: HintBuffer,
+    /// Hints for the transport's sender, when one is attached.
+    outgoing: HintBuffer,
+    outgoing_enabled: AtomicBool,
     owned: BucketBits,
-    unknown: AtomicBool,
     /// Until the relay has acquired leases once, every hint wakes it.
     ownership_known: AtomicBool,
-    wake: Notify,
 }
 
 impl LocalNotifier {
     /// A notifier for an outbox with `bucket_count` buckets.
     pub fn new(bucket_count: u32) -> Self {
         LocalNotifier {
-            pending: BucketBits::new(bucket_count),
+            pending: HintBuffer::new(bucket_count),
+            outgoing: HintBuffer::new(bucket_count),
+            outgoing_enabled: AtomicBool::new(false),
             owned: BucketBits::new(bucket_count),
-            unknown: AtomicBool::new(false),
             ownership_known: AtomicBool::new(false),
-            wake: Notify::new(),
         }
     }
 
@@ -110,46 +149,77 @@ impl LocalNotifier {
 
     /// Waits until something was committed since the last [`take_hints`](Self::take_hints).
     pub(crate) async fn notified(&self) {
-        self.wake.notified().await;
+        self.pending.wake.notified().await;
     }
 
     /// Moves every pending hint into `out` and clears them.
     pub(crate) fn take_hints(&self, out: &mut Vec<Hint>) {
-        if self.unknown.swap(false, Ordering::AcqRel) {
-            out.push(Hint::Unknown);
-        }
-        let mut buckets = Vec::new();
-        self.pending.take(&mut buckets);
-        out.extend(buckets.into_iter().map(Hint::Bucket));
+        let mut wire = Vec::new();
+        self.pending.take(&mut wire);
+        out.extend(wire.into_iter().map(Hint::from_wire));
     }
 
     fn is_mine(&self, bucket: i32) -> bool {
         !self.ownership_known.load(Ordering::Acquire) || self.owned.contains(bucket)
     }
+
+    /// Records a hint for the local relay; true when it is worth waking the relay.
+    fn note_local(&self, bucket: i32) -> bool {
+        if bucket >= 0 && !self.is_mine(bucket) {
+            return false; // owned by another relay: its owner or polling will find it
+        }
+        self.pending.mark(bucket);
+        true
+    }
+
+    /// Starts queueing committed buckets for a cross-process transport's sender.
+    pub fn enable_outgoing(&self) {
+        self.outgoing_enabled.store(true, Ordering::Release);
+    }
+
+    /// For a transport's sender: waits until committed buckets are queued, then moves
+    /// them into `out` in wire form (`-1` = unknown) and returns. Coalesced: many commits
+    /// to one bucket yield one id.
+    pub async fn next_outgoing(&self, out: &mut Vec<i32>) {
+        loop {
+            let ready = self.outgoing.wake.notified();
+            self.outgoing.take(out);
+            if !out.is_empty() {
+                return;
+            }
+            ready.await;
+        }
+    }
+
+    /// For a transport's listener: a hint from another process (wire form, `-1` =
+    /// unknown). Wakes the local relay when the bucket may be its own; never queued for
+    /// broadcast again, so hints cannot echo between processes.
+    pub fn receive_remote(&self, bucket: i32) {
+        if self.note_local(bucket) {
+            self.pending.wake.notify_one();
+        }
+    }
 }
 
 impl CommitNotifier for LocalNotifier {
     fn notify_committed(&self) {
-        self.unknown.store(true, Ordering::Release);
-        self.wake.notify_one();
+        self.notify_buckets(&[-1]);
     }
 
     fn notify_buckets(&self, buckets: &[i32]) {
+        let broadcast = self.outgoing_enabled.load(Ordering::Acquire);
         let mut wake = false;
         for &bucket in buckets {
-            if bucket < 0 {
-                self.unknown.store(true, Ordering::Release);
-                wake = true;
-            } else if self.is_mine(bucket) {
-                if !self.pending.set(bucket) {
-                    // Outside this relay's bucket range: let discovery look.
-                    self.unknown.store(true, Ordering::Release);
-                }
-                wake = true;
+            wake |= self.note_local(bucket);
+            if broadcast {
+                self.outgoing.mark(bucket);
             }
         }
         if wake {
-            self.wake.notify_one();
+            self.pending.wake.notify_one();
+        }
+        if broadcast && !buckets.is_empty() {
+            self.outgoing.wake.notify_one();
         }
     }
 }
@@ -188,6 +258,52 @@ mod tests {
         assert!(hints(&n).is_empty());
         n.notify_buckets(&[6, 2]);
         assert_eq!(hints(&n), vec![Hint::Bucket(2)]);
+    }
+
+    #[tokio::test]
+    async fn outgoing_hints_carry_every_bucket_and_remote_hints_are_not_echoed() {
+        let n = LocalNotifier::new(8);
+        n.set_owned([1]);
+        n.notify_buckets(&[5]);
+        let mut out = Vec::new();
+        assert!(
+            tokio::time::timeout(
+                std::time::Duration::from_millis(50),
+                n.next_outgoing(&mut out)
+            )
+            .await
+            .is_err(),
+            "nothing is queued for broadcast until a transport is attached"
+        );
+        n.enable_outgoing();
+        for _ in 0..100 {
+            n.notify_buckets(&[5, 1]);
+        }
+        n.notify_committed();
+        n.next_outgoing(&mut out).await;
+        assert_eq!(out, vec![-1, 1, 5], "coalesced, foreign buckets included");
+        assert_eq!(
+            hints(&n),
+            vec![Hint::Unknown, Hint::Bucket(1)],
+            "locally only the owned bucket"
+        );
+        n.receive_remote(1);
+        n.receive_remote(6);
+        assert_eq!(
+            hints(&n),
+            vec![Hint::Bucket(1)],
+            "a remote hint for a foreign bucket is dropped"
+        );
+        out.clear();
+        assert!(
+            tokio::time::timeout(
+                std::time::Duration::from_millis(50),
+                n.next_outgoing(&mut out)
+            )
+            .await
+            .is_err(),
+            "remote hints are never rebroadcast"
+        );
     }
 
     #[test]

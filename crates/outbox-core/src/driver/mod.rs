@@ -68,6 +68,7 @@ pub struct RelayHandle {
     /// 0 = run, 1 = finish the in-flight work and stop, 2 = abandon it and stop.
     control: watch::Sender<u8>,
     task: JoinHandle<Result<(), RelayError>>,
+    companions: Vec<JoinHandle<()>>,
 }
 
 const RUN: u8 = 0;
@@ -122,6 +123,7 @@ impl Relay {
             notifier,
             control,
             task,
+            companions: Vec::new(),
         })
     }
 }
@@ -148,6 +150,13 @@ impl RelayHandle {
         });
     }
 
+    /// Ties a background task to this relay (a notification transport's workers, say):
+    /// it is aborted once the relay has stopped, through [`stop`](Self::stop) or
+    /// [`join`](Self::join). Like the relay, it keeps running when the handle is dropped.
+    pub fn attach(&mut self, task: JoinHandle<()>) {
+        self.companions.push(task);
+    }
+
     /// Whether the relay task has ended.
     pub fn is_finished(&self) -> bool {
         self.task.is_finished()
@@ -155,10 +164,12 @@ impl RelayHandle {
 
     /// Waits until the relay ends by itself (a fatal error) or after a shutdown.
     pub async fn join(self) -> Result<(), RelayError> {
-        match self.task.await {
+        let result = match self.task.await {
             Ok(result) => result,
             Err(e) => Err(RelayError::Panicked(e.to_string())),
-        }
+        };
+        abort_all(self.companions);
+        result
     }
 
     /// Stops the relay: in-flight work gets `grace` to finish (an acknowledged prefix is
@@ -167,16 +178,27 @@ impl RelayHandle {
     pub async fn stop(self, grace: Duration) -> Result<(), RelayError> {
         self.shutdown();
         let RelayHandle {
-            control, mut task, ..
+            control,
+            mut task,
+            companions,
+            ..
         } = self;
-        match tokio::time::timeout(grace, &mut task).await {
+        let result = match tokio::time::timeout(grace, &mut task).await {
             Ok(joined) => joined.unwrap_or_else(|e| Err(RelayError::Panicked(e.to_string()))),
             Err(_) => {
                 control.send_replace(ABANDON);
                 task.await
                     .unwrap_or_else(|e| Err(RelayError::Panicked(e.to_string())))
             }
-        }
+        };
+        abort_all(companions);
+        result
+    }
+}
+
+fn abort_all(tasks: Vec<JoinHandle<()>>) {
+    for task in tasks {
+        task.abort();
     }
 }
 
