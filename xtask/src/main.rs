@@ -44,7 +44,8 @@ STEPS (each printed with its duration; any failure exits non-zero):
        install Tansu 0.6.0 into .tools/ and start it there; a broker started here is
        stopped at the end, also when a step fails
     3. lint (skipped with --no-lint): cargo fmt --all --check;
-       cargo clippy --workspace --all-targets --locked -- -D warnings
+       cargo deny check licenses bans sources (cargo-deny from PATH, else installed
+       once into .tools/); cargo clippy --workspace --all-targets --locked -- -D warnings
     4. tests: cargo nextest run --workspace --locked --no-fail-fast (cargo test
        --workspace --locked when cargo-nextest is missing), with the extra args appended
 
@@ -467,10 +468,16 @@ fn cmd_test(args: &Args) -> Result<ExitCode> {
         if args.no_lint {
             steps.skip("lint", "--no-lint");
         } else {
-            steps.run("lint (rustfmt, clippy)", || {
+            steps.run("lint (rustfmt, cargo-deny, clippy)", || {
                 run_cmd(
                     Command::new(&cargo)
                         .args(["fmt", "--all", "--check"])
+                        .current_dir(&root),
+                )?;
+                let deny = ensure_cargo_deny(&cargo, &root)?;
+                run_cmd(
+                    Command::new(deny)
+                        .args(["deny", "check", "licenses", "bans", "sources"])
                         .current_dir(&root),
                 )?;
                 run_cmd(
@@ -528,6 +535,39 @@ fn cmd_test(args: &Args) -> Result<ExitCode> {
     outcome?;
     println!("==> cargo xtask test: all steps passed in {:.1} s", secs(t));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The cargo-deny version the project checks with; installed project-locally (under
+/// `.tools/`) when the machine has none, like the broker.
+const CARGO_DENY_VERSION: &str = "0.20.2";
+
+/// A `cargo-deny` binary: the one on PATH if it runs, else a project-local install.
+fn ensure_cargo_deny(cargo: &OsString, root: &Path) -> Result<PathBuf> {
+    let on_path = Command::new("cargo-deny").arg("--version").output();
+    if on_path.is_ok_and(|o| o.status.success()) {
+        return Ok(PathBuf::from("cargo-deny"));
+    }
+    let local_root = root.join(".tools").join("cargo-deny");
+    let local = local_root.join("bin").join("cargo-deny");
+    if local.exists() {
+        return Ok(local);
+    }
+    println!(
+        "    installing cargo-deny {CARGO_DENY_VERSION} into .tools/ (first run only, a few minutes)"
+    );
+    run_cmd(
+        Command::new(cargo)
+            .args([
+                "install",
+                "cargo-deny",
+                "--locked",
+                "--version",
+                CARGO_DENY_VERSION,
+                "--root",
+            ])
+            .arg(&local_root),
+    )?;
+    Ok(local)
 }
 
 fn cargo() -> OsString {
