@@ -221,3 +221,20 @@ async fn two_outboxes_in_one_process_are_independent() {
     a.stop(Duration::from_secs(5)).await.unwrap();
     b.stop(Duration::from_secs(5)).await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_after_the_first_acquisition_only() {
+    let store = MemoryStore::new();
+    store.set_fault_hook(Box::new(|_| {
+        Some(outbox_core::StoreError::unavailable("down"))
+    }));
+    let relay = Relay::spawn(store.clone(), MemoryPublisher::new(), options()).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !relay.is_ready(),
+        "not ready while the store is unreachable"
+    );
+    store.clear_fault_hook();
+    assert!(wait_for(|| relay.is_ready(), Duration::from_secs(10)).await);
+    relay.stop(Duration::from_secs(5)).await.unwrap();
+}

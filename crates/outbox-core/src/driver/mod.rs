@@ -69,6 +69,7 @@ pub struct RelayHandle {
     control: watch::Sender<u8>,
     task: JoinHandle<Result<(), RelayError>>,
     companions: Vec<JoinHandle<()>>,
+    ready: Arc<AtomicBool>,
 }
 
 const RUN: u8 = 0;
@@ -106,7 +107,9 @@ impl Relay {
             );
             runtime.spawn(task.instrument(span.clone()))
         });
+        let ready = Arc::new(AtomicBool::new(false));
         let driver = Driver {
+            ready: Arc::clone(&ready),
             machine,
             store,
             publisher: Arc::new(publisher),
@@ -124,6 +127,7 @@ impl Relay {
             control,
             task,
             companions: Vec::new(),
+            ready,
         })
     }
 }
@@ -155,6 +159,12 @@ impl RelayHandle {
     /// [`join`](Self::join). Like the relay, it keeps running when the handle is dropped.
     pub fn attach(&mut self, task: JoinHandle<()>) {
         self.companions.push(task);
+    }
+
+    /// Whether the relay has completed its first lease acquisition: its heartbeat is in
+    /// the store and it owns its share (possibly zero buckets). For readiness probes.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire) && !self.task.is_finished()
     }
 
     /// Whether the relay task has ended.
@@ -224,6 +234,8 @@ struct Driver<S, P> {
     owns_bucket_zero: Arc<AtomicBool>,
     sampler: Option<JoinHandle<()>>,
     cycle_span: Option<tracing::Span>,
+    /// Set after the first successful acquisition (heartbeat recorded, share known).
+    ready: Arc<AtomicBool>,
 }
 
 impl<S, P> Drop for Driver<S, P> {
@@ -318,6 +330,9 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
         let now = Timestamp::now();
         match result {
             OpResult::Acquired(r) => {
+                if r.is_ok() {
+                    self.ready.store(true, Ordering::Release);
+                }
                 self.machine.handle_acquired(now, r);
                 self.notifier.set_owned(self.machine.owned());
             }
