@@ -15,9 +15,17 @@
 //!
 //! The broker is Tansu (see `shared/reference/broker-facts.md`): read a topic to its end
 //! with Fetch's high watermark, never with ListOffsets(latest), which Tansu 0.6.0 gets wrong.
+//!
+//! Helpers for fault tests: [`proxy`] (a TCP proxy that cuts or refuses connections, with
+//! a Kafka-aware mode that drops responses or injects Produce errors), [`kafka`] (topics
+//! and reading partitions to their end) and [`tls`] (a throw-away CA and certificates).
 
 use std::path::PathBuf;
 use std::time::Duration;
+
+pub mod kafka;
+pub mod proxy;
+pub mod tls;
 
 /// Re-exported so fault tests can start, stop, pause and restart private brokers.
 pub use xtask::broker;

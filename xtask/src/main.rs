@@ -89,7 +89,18 @@ OPTIONS:
 ";
 
 const DEMO_HELP: &str = "\
-cargo xtask demo — not implemented yet: arrives with issue #8
+cargo xtask demo [--brokers <HOST:PORT>] [-- <demo options>]
+
+The main job, end to end: an orders service places orders on SQLite, each order row and
+its event in one transaction; the relay publishes the events to Kafka; a consumer
+deduplicates on the message-id header, prints what it receives, and the run ends with a
+summary (orders, records, duplicates, commit-to-consumer latency) and the relay's metrics.
+
+Starts the project-local Tansu broker on 127.0.0.1:19092 first (installing it if needed)
+unless --brokers names another broker, and stops it again afterwards.
+
+Demo options (after --): --orders N (2000), --rate N per second (500),
+--print-every N (250), --database-url URL (postgres://, mysql://; default SQLite).
 ";
 
 const BENCH_HELP: &str = "\
@@ -204,7 +215,11 @@ fn run() -> Result<ExitCode> {
             print!("{BROKER_HELP}");
             Ok(ExitCode::from(2))
         }
-        ["demo", ..] => not_yet("demo", 8),
+        ["demo"] => {
+            reject(args.port.is_some(), "--port")?;
+            reject(args.no_lint, "--no-lint")?;
+            cmd_demo(&args)
+        }
         ["bench", ..] => not_yet("bench", 9),
         other => bail!(
             "unknown command {:?} (see cargo xtask --help)",
@@ -409,6 +424,76 @@ impl Steps {
     }
 }
 
+/// The broker to use: `--brokers` as given, one already answering on the default port,
+/// or a project-local Tansu started now (returned, so that dropping it stops it).
+fn ensure_broker(args: &Args, root: &Path) -> Result<(String, Option<Broker>)> {
+    if let Some(external) = &args.brokers {
+        println!("    external broker {external}: not installing or starting Tansu");
+        broker::wait_ready(external, Duration::from_secs(10))?;
+        println!("    {external} answers ApiVersions");
+        return Ok((external.clone(), None));
+    }
+    let addr = format!("127.0.0.1:{DEFAULT_PORT}");
+    if broker::api_versions(&addr, Duration::from_secs(1)).is_ok() {
+        println!("    a broker already answers on {addr}: using it (and leaving it running)");
+        return Ok((addr, None));
+    }
+    let ti = Instant::now();
+    let bin = broker::ensure_installed(root)?;
+    println!(
+        "    Tansu {} at {} ({:.1} s)",
+        broker::TANSU_VERSION,
+        bin.display(),
+        secs(ti)
+    );
+    let ts = Instant::now();
+    let mut b = Broker::start(&bin, DEFAULT_PORT)?;
+    b.wait_ready(BROKER_READY_TIMEOUT)?;
+    println!(
+        "    started Tansu on {addr} (pid {}, ready in {:.1} s, log {})",
+        b.pid(),
+        secs(ts),
+        b.log_path().display()
+    );
+    Ok((addr, Some(b)))
+}
+
+/// `cargo xtask demo`: broker, then the orders demo (SQLite unless --database-url is
+/// passed after `--`), then the broker is stopped again if this command started it.
+fn cmd_demo(args: &Args) -> Result<ExitCode> {
+    let root = root();
+    println!("cargo xtask demo");
+    let mut steps = Steps { total: 2, done: 0 };
+    let mut started: Option<Broker> = None;
+    let brokers = steps.run("broker", || {
+        let (addr, broker) = ensure_broker(args, &root)?;
+        started = broker;
+        Ok(addr)
+    })?;
+    let result = steps.run("demo", || {
+        run_cmd(
+            Command::new(cargo())
+                .args([
+                    "run",
+                    "--quiet",
+                    "--locked",
+                    "-p",
+                    "orders-demo",
+                    "--",
+                    "--brokers",
+                    &brokers,
+                ])
+                .args(&args.passthrough)
+                .current_dir(&root),
+        )
+    });
+    if let Some(mut broker) = started.take() {
+        broker.stop()?;
+        println!("==> stopped the Tansu broker started for the demo");
+    }
+    result.map(|()| ExitCode::SUCCESS)
+}
+
 fn cmd_test(args: &Args) -> Result<ExitCode> {
     let t = Instant::now();
     let root = root();
@@ -425,41 +510,10 @@ fn cmd_test(args: &Args) -> Result<ExitCode> {
     // Held until the end of this function: dropping it stops a broker we started, also
     // when a later step fails and `?` returns early.
     let mut started: Option<Broker> = None;
-    let brokers = steps.run("broker", || match &args.brokers {
-        Some(external) => {
-            println!("    external broker {external}: not installing or starting Tansu");
-            broker::wait_ready(external, Duration::from_secs(10))?;
-            println!("    {external} answers ApiVersions");
-            Ok(external.clone())
-        }
-        None => {
-            let addr = format!("127.0.0.1:{DEFAULT_PORT}");
-            if broker::api_versions(&addr, Duration::from_secs(1)).is_ok() {
-                println!(
-                    "    a broker already answers on {addr}: using it (and leaving it running)"
-                );
-                return Ok(addr);
-            }
-            let ti = Instant::now();
-            let bin = broker::ensure_installed(&root)?;
-            println!(
-                "    Tansu {} at {} ({:.1} s)",
-                broker::TANSU_VERSION,
-                bin.display(),
-                secs(ti)
-            );
-            let ts = Instant::now();
-            let mut b = Broker::start(&bin, DEFAULT_PORT)?;
-            b.wait_ready(BROKER_READY_TIMEOUT)?;
-            println!(
-                "    started Tansu on {addr} (pid {}, ready in {:.1} s, log {})",
-                b.pid(),
-                secs(ts),
-                b.log_path().display()
-            );
-            started = Some(b);
-            Ok(addr)
-        }
+    let brokers = steps.run("broker", || {
+        let (addr, broker) = ensure_broker(args, &root)?;
+        started = broker;
+        Ok(addr)
     })?;
 
     let cargo = cargo();

@@ -1,8 +1,96 @@
 //! Kafka publisher for the transactional outbox, built on `rskafka`.
 //!
-//! This crate will hold the `outbox_core::Publisher` implementation that talks to a
-//! Kafka-compatible broker with acks=all, an idempotent producer (producer id, epoch and
-//! per-partition sequence numbers) and the Java client's murmur2 key partitioner, so that
-//! equal keys land on one partition. Until that lands the crate only re-exports nothing
-//! and exists so that users can depend on the final layout.
+//! [`KafkaPublisher`] implements [`outbox_core::Publisher`]. It always produces with
+//! **acks=all** and as an **idempotent producer** (a producer id and epoch from
+//! InitProducerId, a sequence number on every record batch), and places records with
+//! **Kafka's murmur2 key partitioner**: an explicit partition wins, otherwise equal keys
+//! (the empty key included) land on the partition the Java client would choose, and
+//! keyless records go to a random partition. None of this is configurable; whoever
+//! wants other semantics implements the `Publisher` trait themselves. Every record
+//! carries the row's own headers, then the message-id header (`x-outbox-message-id` by
+//! default, the UUID as text); keys, values and headers are copied byte for byte.
+//!
+//! # Ordering and idempotence contract
+//!
+//! A publish call checks every row first (topic name, headers, pinned partition, size
+//! against `max_request_size`) and sends nothing from the first failing row on. The
+//! remaining rows are grouped by partition in row order and cut into record batches of
+//! at most one request each; partitions are sent concurrently, but within a partition a
+//! batch is sent only after the previous one was appended, and nothing after a failed
+//! batch is sent in the same call. So **a partition only ever shows a prefix of its rows
+//! in enqueue order**, and the call reports the contiguous acknowledged prefix of the
+//! whole batch plus the first error. A lost answer or a dropped connection makes the
+//! publisher resend *the same batch with the same sequence*, which the broker
+//! deduplicates (DUPLICATE_SEQUENCE_NUMBER on such a resend counts as appended). When the
+//! broker rejects the sequence (out of order, unknown producer id, fenced) or a batch's
+//! fate stays unknown past the delivery timeout, the batch is reported unacknowledged
+//! and the next send uses a new producer id.
+//!
+//! What it cannot promise: **duplicates** remain possible (a batch of unknown fate
+//! resent under a new producer id, rows of other partitions appended before an earlier
+//! row failed, rows a relay publishes again after losing its lease), so consumers
+//! deduplicate by message id. A relay that lost its lease can still append a stale copy
+//! after the new owner's; broker-side fencing of that needs Kafka transactions. After a
+//! long outage in which the broker expired the producer id, sequences restart under a
+//! new id, and deduplication across that restart is again the consumer's job. And what
+//! the broker acknowledged is only as durable as the broker (acks=all with its
+//! replication settings).
+//!
+//! # Errors
+//!
+//! Retryable: leader moved, not enough replicas, timeouts, connection loss (metadata is
+//! re-resolved and the connection re-opened with backoff within `delivery_timeout`).
+//! Permanent: record too large, invalid record or topic, authorization, authentication.
+//! The relay retries both with backoff and never drops a row; a permanent failure is
+//! logged once per row with its message id and counted in
+//! [`PERMANENT_FAILURES_METRIC`] and [`KafkaPublisher::permanent_failures`].
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use outbox_kafka::{Compression, KafkaPublisher, Sasl};
+//!
+//! let publisher = KafkaPublisher::builder(["broker-1:9092", "broker-2:9092"])
+//!     .client_id("orders-relay")
+//!     .compression(Compression::Lz4)
+//!     .request_timeout(Duration::from_secs(10))
+//!     .sasl(Sasl::ScramSha512 { username: "relay".into(), password: "secret".into() })
+//!     .build()?;
+//! publisher.connect().await?; // optional: fail at startup on a wrong address
+//! // outbox_core::driver::Relay::spawn(store, publisher, relay_options)?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Built on rskafka's protocol layer
+//!
+//! rskafka 0.6 has no idempotent producer in its public API. This crate uses its
+//! `unstable-fuzzing` feature for the connection (`Messenger`: framing, pipelining,
+//! version negotiation, SASL) and protocol types, pinned to exactly 0.6.0 and confined
+//! to the private `wire` module; InitProducerId is written by hand (Tansu needs version 3
+//! or later), and record batches are encoded here because rskafka's cannot carry null
+//! header values. TLS uses rustls directly, as rskafka does.
 #![warn(missing_docs)]
+
+mod cluster;
+mod compression;
+mod config;
+mod error;
+mod plan;
+mod publisher;
+mod record_batch;
+mod send;
+mod session;
+mod wire;
+
+pub use compression::Compression;
+pub use config::{
+    ConfigError, DEFAULT_CLIENT_ID, DEFAULT_DELIVERY_TIMEOUT, DEFAULT_MAX_REQUEST_SIZE,
+    DEFAULT_REQUEST_TIMEOUT, KafkaPublisherBuilder, KafkaPublisherConfig, MIN_MAX_REQUEST_SIZE,
+    Sasl,
+};
+pub use error::KafkaPublishError;
+pub use publisher::{KafkaPublisher, PERMANENT_FAILURES_METRIC};
+/// The rustls version whose `ClientConfig` [`KafkaPublisherBuilder::tls`] takes.
+pub use rustls;

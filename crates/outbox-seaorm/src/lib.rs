@@ -1,7 +1,221 @@
-//! sea-orm integration for the transactional outbox.
+//! sea-orm integration for the transactional outbox: entities, a migration, enqueue in
+//! the business transaction, commit hooks, and the relay's store, for PostgreSQL,
+//! MySQL/MariaDB and SQLite.
 //!
-//! This crate will hold the sea-orm entities and migration for the three outbox tables
-//! (messages, leases, relays), the helpers that enqueue a message inside the caller's
-//! transaction and notify the local relay after commit, and the `outbox_core::OutboxStore`
-//! implementation (leases, heartbeats, batches) for PostgreSQL, MySQL/MariaDB and SQLite.
+//! | item | what it is |
+//! |---|---|
+//! | [`Migration`] | a sea-orm-migration migration creating the three tables; add it to your `Migrator` |
+//! | [`entity`] | sea-orm entities for the tables (default names) |
+//! | [`OutboxTables`] | custom schema and table names, validated and always quoted |
+//! | [`Outbox`] | the writer: validates, buckets and inserts messages in your transaction |
+//! | [`OutboxTransaction`] | a transaction that wakes the local relay after it commits |
+//! | [`SeaOrmStore`] | the `OutboxStore` the relay runs on: leases, heartbeats, batches, metrics |
+//! | [`ddl`] | the schema as plain SQL per backend (also checked in under `migrations/`) |
+//!
+//! # A complete example
+//!
+//! Add the migration to your `Migrator`, start a relay on the store, and enqueue in the
+//! same transaction as the business change:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use outbox_core::driver::Relay;
+//! use outbox_core::{OutboxMessage, Publisher, RelayOptions};
+//! use outbox_seaorm::{EnqueueError, Outbox, OutboxTables, SeaOrmStore};
+//! use sea_orm::{ConnectionTrait, Database, Statement};
+//! use sea_orm_migration::{MigrationTrait, MigratorTrait};
+//!
+//! pub struct Migrator;
+//!
+//! impl MigratorTrait for Migrator {
+//!     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+//!         vec![
+//!             // ... your own migrations ...
+//!             Box::new(outbox_seaorm::Migration::default()),
+//!         ]
+//!     }
+//! }
+//!
+//! # async fn run(publisher: impl Publisher) -> Result<(), Box<dyn std::error::Error>> {
+//! let db = Database::connect("postgres://app@localhost/app").await?;
+//! Migrator::up(&db, None).await?;
+//!
+//! // The relay: one per process; the bucket count is shared by writers and relays.
+//! let options = RelayOptions::builder().bucket_count(8).build()?;
+//! let tables = OutboxTables::default();
+//! let store = SeaOrmStore::new(db.clone(), tables.clone())?;
+//! let outbox = Outbox::new(tables, options.enqueue_config());
+//! let relay = Relay::spawn(store, publisher, options)?;
+//! let outbox = outbox.with_notifier(relay.notifier());
+//!
+//! // A business change and its message, atomically. The relay is woken only after
+//! // the commit succeeded; a rollback publishes nothing.
+//! let txn = outbox.begin(&db).await?;
+//! txn.execute_raw(Statement::from_sql_and_values(
+//!     txn.get_database_backend(),
+//!     "INSERT INTO orders (id, total) VALUES ($1, $2)",
+//!     [7.into(), 1990.into()],
+//! ))
+//! .await?;
+//! txn.enqueue(
+//!     OutboxMessage::builder("orders")
+//!         .key("order-7")
+//!         .value(r#"{"id":7,"total":1990}"#)
+//!         .header("trace-id", "4bf92f35"),
+//! )
+//! .await?;
+//! txn.commit().await?;
+//!
+//! // The same with a closure, in the style of `TransactionTrait::transaction`.
+//! outbox
+//!     .transaction::<_, (), EnqueueError>(&db, |txn| {
+//!         Box::pin(async move {
+//!             txn.enqueue(OutboxMessage::builder("orders").key("order-8").value("{}"))
+//!                 .await?;
+//!             Ok(())
+//!         })
+//!     })
+//!     .await?;
+//!
+//! relay.stop(Duration::from_secs(10)).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! `OutboxTransaction` implements `ConnectionTrait`, so entities and `ActiveModel`s take
+//! `&txn` like any transaction. Keys and values arrive serialized; the relay forwards the
+//! bytes untouched.
+//!
+//! # When the relay hears about a commit
+//!
+//! sea-orm has no commit interceptors, so the hook is the [`OutboxTransaction`] wrapper:
+//! it collects the distinct buckets of every row enqueued in it and hands them to the
+//! notifier after a successful commit. A rollback, a failed commit or a transaction
+//! dropped without commit notifies nobody. Enqueueing on a plain `DatabaseConnection`
+//! (implicit commit) notifies right after the insert. Rows written through a plain
+//! `DatabaseTransaction`, by other processes or by other languages are found by the
+//! relay's polling (every `poll_interval`, one second by default); after committing a
+//! plain transaction yourself, [`Outbox::notify`] wakes the relay at once.
+//!
+//! # Custom schema and table names
+//!
+//! ```
+//! use outbox_seaorm::{Migration, OutboxTables};
+//!
+//! let tables = OutboxTables::builder()
+//!     .schema("messaging")
+//!     .messages("orders_outbox")
+//!     .leases("orders_outbox_leases")
+//!     .relays("orders_outbox_relays")
+//!     .build()?;
+//! let migration = Migration::new(tables.clone()); // and the same `tables` for the store and the writer
+//! # Ok::<(), outbox_seaorm::TableNameError>(())
+//! ```
+//!
+//! Names must be plain identifiers (ASCII letters, digits, `_`, at most 63 bytes) and are
+//! always quoted, so an odd or hostile name is refused, never spliced into SQL. The
+//! entities keep the default names; this crate's own statements are built with sea-query
+//! from [`OutboxTables`].
+//!
+//! # Schema
+//!
+//! | table | columns |
+//! |---|---|
+//! | `outbox_messages` | `id` BIGINT auto-increment PK (order within a bucket), `message_id` UUID, `bucket` INT, `topic` VARCHAR(249), `key` / `value` / `headers` nullable BLOB, `partition` nullable INT, `created_at` timestamp; index `(bucket, id)` |
+//! | `outbox_leases` | `bucket` INT PK, `owner` VARCHAR(128) nullable, `expires_at_ms` BIGINT |
+//! | `outbox_relays` | `relay_id` VARCHAR(128) PK, `last_seen_at_ms` BIGINT |
+//!
+//! **Time unit.** Lease expiry and heartbeats are BIGINT *milliseconds since the Unix
+//! epoch, UTC*, the unit of [`outbox_core::Timestamp`] (the .NET original uses ticks; an
+//! epoch-millisecond integer is readable everywhere). Integers compare the same on every
+//! backend, so expiry checks never depend on time zones or timestamp precision. To read
+//! them: `to_timestamp(expires_at_ms / 1000.0)` (PostgreSQL),
+//! `FROM_UNIXTIME(expires_at_ms / 1000)` (MySQL/MariaDB),
+//! `datetime(expires_at_ms / 1000, 'unixepoch')` (SQLite).
+//!
+//! **`created_at`** is `timestamptz` on PostgreSQL; `DATETIME(6)` holding UTC on
+//! MySQL/MariaDB, which have no type with an offset (`TIMESTAMP` would follow the
+//! session time zone and end in 2038); RFC 3339 text on SQLite. Milliseconds are kept.
+//!
+//! The exact DDL per backend is in [`ddl`] and in the repository's `migrations/`
+//! directory, generated from the migration and checked by a test.
+//!
+//! # The store
+//!
+//! [`SeaOrmStore`] implements every part of `OutboxStore`, including both optional
+//! capabilities:
+//!
+//! * **Leases** are claimed with one guarded conditional update per bucket
+//!   (`owner IS NULL OR expires_at_ms <= now OR owner = me`), whose affected-row count
+//!   decides the claim; relays heartbeat into `outbox_relays`, and each one's fair share
+//!   follows from the relays seen within one lease duration. Every call is a few short
+//!   autocommit statements: no row lock or transaction outlives a statement.
+//! * **Renewal** extends only leases the relay still owns unexpired, refreshes the
+//!   heartbeat, and reports the ones it lost.
+//! * **Pending probe**: one statement of one-row index seeks for all owned buckets, which
+//!   also detects rows in buckets `>= bucket_count` (a fatal misconfiguration).
+//! * **Batches** are read oldest first by id; **mark published** deletes exactly the
+//!   listed rows (by id *and* message id), never an id range, so a lower id that
+//!   committed after the batch was read stays pending.
+//! * **Backlog metrics**: one `COUNT(*)`, `MIN(created_at)` query. On SQLite, whose
+//!   timestamps are text, the minimum is taken over `julianday(created_at)`, which reads
+//!   every SQLite date format; a value it cannot parse is skipped.
+//!
+//! # SQLite
+//!
+//! sea-orm gives a SQLite pool one connection unless told otherwise, and SQLite lets one
+//! writer at a time in. An open `OutboxTransaction` therefore holds the connection the
+//! relay's store would use: give the store a pool of its own
+//! (`Database::connect(url)` again), and [`SeaOrmStore::with_metrics_connection`] a third
+//! if backlog metrics must never wait.
+//!
+//! # Writing rows without this library
+//!
+//! Writers in other languages, raw SQL and bulk loads are published too: the relays
+//! find committed rows by polling. They must fill the columns as this crate does:
+//!
+//! * `bucket` with the **same bucket count** every relay uses:
+//!   * explicit partition `p`: `(p & 0x7fffffff) % bucket_count`;
+//!   * otherwise, with a key (an empty key counts as a key):
+//!     `(murmur2(key_bytes) & 0x7fffffff) % bucket_count`, where `murmur2` is Kafka's
+//!     (the Java client's `Utils.murmur2`, seed `0x9747b28c`);
+//!   * keyless: the same hash over the 16 bytes of `message_id` in RFC 4122 (big-endian)
+//!     order.
+//!
+//!   A row in a bucket `>= bucket_count` stops every relay with a misconfiguration error
+//!   instead of waiting forever.
+//! * `message_id`: a fresh UUID per message (v7 recommended). PostgreSQL `uuid`; MySQL/
+//!   MariaDB `BINARY(16)` in RFC 4122 byte order (`UNHEX(REPLACE(uuid, '-', ''))`);
+//!   SQLite a 16-byte blob.
+//! * `topic` a valid Kafka topic; `key` / `value` the serialized bytes (`NULL` key:
+//!   keyless, `NULL` value: tombstone); `headers` `NULL` or the encoding of
+//!   `outbox_core::Headers::encode`; `partition` `NULL` or the partition.
+//! * `created_at` the creation time (UTC on MySQL/MariaDB; RFC 3339 with offset on
+//!   SQLite).
+//! * `id` left to the database. On MySQL/MariaDB quote `key`, `value` and `partition`
+//!   with backticks: they are reserved words.
+//!
+//! Insert in the same transaction as the business change. Never update or delete
+//! pending rows: the relay deletes them after the broker acknowledged them.
 #![warn(missing_docs)]
+
+mod backend;
+pub mod ddl;
+mod enqueue;
+pub mod entity;
+mod error;
+mod migration;
+mod store;
+mod tables;
+mod transaction;
+
+pub use backend::{Backend, UnsupportedBackend};
+pub use enqueue::{EnqueueTarget, Enqueued, Hook, Outbox, insert_rows};
+pub use error::EnqueueError;
+pub use migration::{MIGRATION_NAME, Migration};
+pub use store::{SeaOrmStore, StoreSetupError};
+pub use tables::{
+    DEFAULT_LEASES_TABLE, DEFAULT_MESSAGES_TABLE, DEFAULT_RELAYS_TABLE, MAX_IDENTIFIER_LEN,
+    NameRole, OutboxTables, OutboxTablesBuilder, TableNameError,
+};
+pub use transaction::OutboxTransaction;

@@ -94,6 +94,19 @@ impl RelayMetrics {
             name: name.to_owned(),
             relay_id: relay_id.to_owned(),
         };
+        // Counters exist from the start, so `rate` and `increase` have a series to work on
+        // before the first failure or expiry.
+        for counter in [
+            names::PUBLISH_ACKNOWLEDGED,
+            names::PUBLISH_FAILURES,
+            names::LEASE_EXPIRATIONS,
+        ] {
+            counter!(
+                counter,
+                vec![Label::new(names::LABEL, metrics.name.clone())]
+            )
+            .increment(0);
+        }
         {
             let mut reg = registry();
             let state = reg.entry(metrics.name.clone()).or_default();

@@ -1,0 +1,326 @@
+//! What can go wrong, and how each failure is classified for the relay.
+
+use std::time::Duration;
+
+use outbox_core::validate::TopicNameError;
+use outbox_core::{HeaderDecodeError, PublishError};
+use uuid::Uuid;
+
+/// Why a record or a produce request failed.
+///
+/// Carried as the `source` of the [`PublishError`] the relay receives; whether it is
+/// permanent (an operator has to act) or retryable is [`KafkaPublishError::is_permanent`].
+/// The relay retries both with backoff: rows are never dropped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KafkaPublishError {
+    /// The record alone does not fit the configured maximum request size. Checked
+    /// before anything is sent.
+    #[error(
+        "record of {size} bytes (encoded, with the batch and request framing) exceeds max_request_size {max}"
+    )]
+    RecordTooLarge {
+        /// Upper bound of the request that would carry the record alone.
+        size: usize,
+        /// The configured maximum request size.
+        max: usize,
+    },
+    /// The row's topic is not a valid Kafka topic name.
+    #[error("topic {topic:?} is invalid: {reason}")]
+    InvalidTopic {
+        /// The topic.
+        topic: String,
+        /// Why it is invalid.
+        reason: TopicNameError,
+    },
+    /// The row's stored headers cannot be decoded.
+    #[error("the row's headers cannot be decoded: {0}")]
+    InvalidHeaders(#[from] HeaderDecodeError),
+    /// The row pins a partition the topic does not have.
+    #[error("topic {topic} has {partitions} partitions; the row pins partition {partition}")]
+    UnknownPartition {
+        /// The topic.
+        topic: String,
+        /// The pinned partition.
+        partition: i32,
+        /// How many partitions the topic has.
+        partitions: u32,
+    },
+    /// The broker answered with an error code.
+    #[error("broker error {name} for {topic}/{partition}")]
+    Broker {
+        /// The Kafka error code.
+        code: i16,
+        /// The code's name.
+        name: String,
+        /// The topic.
+        topic: String,
+        /// The partition (-1 when the error is about the whole topic).
+        partition: i32,
+        /// Whether the code means the record or the setup is at fault.
+        permanent: bool,
+    },
+    /// The broker reported a broken producer sequence (out of order, unknown producer
+    /// id, fenced epoch, or a duplicate where none was possible). The publisher asks
+    /// for a new producer id before the next batch; the rows were not acknowledged.
+    #[error(
+        "producer sequence rejected for {topic}/{partition}: {name}; re-initialising the producer id"
+    )]
+    Sequence {
+        /// The Kafka error code.
+        code: i16,
+        /// The code's name.
+        name: String,
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
+    /// InitProducerId failed.
+    #[error("cannot obtain a producer id: {0}")]
+    ProducerId(String),
+    /// Connecting, authenticating or talking to a broker failed.
+    #[error("broker connection: {message}")]
+    Connection {
+        /// What failed.
+        message: String,
+        /// Whether retrying cannot help without an operator (authentication refused,
+        /// no common protocol version).
+        permanent: bool,
+    },
+    /// A batch could not be confirmed within the delivery timeout.
+    #[error(
+        "no acknowledgement for {topic}/{partition} within the delivery timeout ({timeout:?}); last problem: {last}"
+    )]
+    DeliveryTimeout {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The configured delivery timeout.
+        timeout: Duration,
+        /// The last failure seen.
+        last: String,
+    },
+    /// Encoding or compressing a record batch failed.
+    #[error("encoding the record batch failed: {0}")]
+    Encode(String),
+}
+
+impl KafkaPublishError {
+    /// Whether the failure is about the record or the setup, so that retrying alone
+    /// cannot fix it.
+    pub fn is_permanent(&self) -> bool {
+        match self {
+            KafkaPublishError::RecordTooLarge { .. }
+            | KafkaPublishError::InvalidTopic { .. }
+            | KafkaPublishError::InvalidHeaders(_)
+            | KafkaPublishError::UnknownPartition { .. }
+            | KafkaPublishError::Encode(_) => true,
+            KafkaPublishError::Broker { permanent, .. }
+            | KafkaPublishError::Connection { permanent, .. } => *permanent,
+            KafkaPublishError::Sequence { .. }
+            | KafkaPublishError::ProducerId(_)
+            | KafkaPublishError::DeliveryTimeout { .. } => false,
+        }
+    }
+
+    /// Converts to the relay's error, naming `message_id` when permanent.
+    pub(crate) fn into_publish_error(self, message_id: Uuid) -> PublishError {
+        if self.is_permanent() {
+            PublishError::permanent(Some(message_id), self)
+        } else {
+            let mut error = PublishError::retryable(self);
+            error.message_id = Some(message_id);
+            error
+        }
+    }
+}
+
+/// What a produce answer's error code means for the batch that was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Appended.
+    Appended,
+    /// DUPLICATE_SEQUENCE_NUMBER: appended by an earlier attempt of this batch.
+    Duplicate,
+    /// Definitely not appended; resending the same batch may succeed.
+    Rejected {
+        /// Whether partition leadership or the topic may have changed.
+        refresh_metadata: bool,
+    },
+    /// Maybe appended (timeout, appended on the leader only, unknown server error):
+    /// only resending the same batch with the same sequence is safe.
+    Unknown {
+        /// Whether partition leadership may have changed.
+        refresh_metadata: bool,
+    },
+    /// The producer's sequence state is broken: re-initialise the producer id.
+    Sequence,
+    /// The record or the setup is at fault; not appended.
+    Permanent,
+}
+
+/// Kafka error codes this crate acts on (from the protocol guide).
+pub(crate) mod code {
+    pub const NONE: i16 = 0;
+    pub const UNKNOWN_SERVER_ERROR: i16 = -1;
+    pub const CORRUPT_MESSAGE: i16 = 2;
+    pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
+    pub const LEADER_NOT_AVAILABLE: i16 = 5;
+    pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
+    pub const REQUEST_TIMED_OUT: i16 = 7;
+    pub const BROKER_NOT_AVAILABLE: i16 = 8;
+    pub const REPLICA_NOT_AVAILABLE: i16 = 9;
+    pub const MESSAGE_TOO_LARGE: i16 = 10;
+    pub const NETWORK_EXCEPTION: i16 = 13;
+    pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
+    pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
+    pub const NOT_COORDINATOR: i16 = 16;
+    pub const INVALID_TOPIC_EXCEPTION: i16 = 17;
+    pub const RECORD_LIST_TOO_LARGE: i16 = 18;
+    pub const NOT_ENOUGH_REPLICAS: i16 = 19;
+    pub const NOT_ENOUGH_REPLICAS_AFTER_APPEND: i16 = 20;
+    pub const INVALID_REQUIRED_ACKS: i16 = 21;
+    pub const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
+    pub const CLUSTER_AUTHORIZATION_FAILED: i16 = 31;
+    pub const INVALID_TIMESTAMP: i16 = 32;
+    pub const UNSUPPORTED_VERSION: i16 = 35;
+    pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: i16 = 43;
+    pub const POLICY_VIOLATION: i16 = 44;
+    pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
+    pub const DUPLICATE_SEQUENCE_NUMBER: i16 = 46;
+    pub const INVALID_PRODUCER_EPOCH: i16 = 47;
+    pub const CONCURRENT_TRANSACTIONS: i16 = 51;
+    pub const KAFKA_STORAGE_ERROR: i16 = 56;
+    pub const UNKNOWN_PRODUCER_ID: i16 = 59;
+    pub const FENCED_LEADER_EPOCH: i16 = 74;
+    pub const UNKNOWN_LEADER_EPOCH: i16 = 75;
+    pub const INVALID_RECORD: i16 = 87;
+    pub const THROTTLING_QUOTA_EXCEEDED: i16 = 89;
+    pub const PRODUCER_FENCED: i16 = 90;
+}
+
+/// Classifies a produce answer's error code.
+pub(crate) fn classify_produce(error_code: i16) -> Verdict {
+    use code::*;
+    match error_code {
+        NONE => Verdict::Appended,
+        DUPLICATE_SEQUENCE_NUMBER => Verdict::Duplicate,
+        UNKNOWN_TOPIC_OR_PARTITION
+        | LEADER_NOT_AVAILABLE
+        | NOT_LEADER_OR_FOLLOWER
+        | BROKER_NOT_AVAILABLE
+        | REPLICA_NOT_AVAILABLE
+        | FENCED_LEADER_EPOCH
+        | UNKNOWN_LEADER_EPOCH
+        | KAFKA_STORAGE_ERROR => Verdict::Rejected {
+            refresh_metadata: true,
+        },
+        NOT_ENOUGH_REPLICAS | THROTTLING_QUOTA_EXCEEDED => Verdict::Rejected {
+            refresh_metadata: false,
+        },
+        NETWORK_EXCEPTION => Verdict::Unknown {
+            refresh_metadata: true,
+        },
+        // The leader may have appended: only a resend of the same batch is safe.
+        REQUEST_TIMED_OUT | NOT_ENOUGH_REPLICAS_AFTER_APPEND | UNKNOWN_SERVER_ERROR => {
+            Verdict::Unknown {
+                refresh_metadata: false,
+            }
+        }
+        OUT_OF_ORDER_SEQUENCE_NUMBER
+        | INVALID_PRODUCER_EPOCH
+        | UNKNOWN_PRODUCER_ID
+        | PRODUCER_FENCED => Verdict::Sequence,
+        CORRUPT_MESSAGE
+        | MESSAGE_TOO_LARGE
+        | INVALID_TOPIC_EXCEPTION
+        | RECORD_LIST_TOO_LARGE
+        | INVALID_REQUIRED_ACKS
+        | TOPIC_AUTHORIZATION_FAILED
+        | CLUSTER_AUTHORIZATION_FAILED
+        | INVALID_TIMESTAMP
+        | UNSUPPORTED_VERSION
+        | UNSUPPORTED_FOR_MESSAGE_FORMAT
+        | POLICY_VIOLATION
+        | INVALID_RECORD => Verdict::Permanent,
+        // A code this client does not know: assume the worst, that it may have been
+        // appended, so only the same batch is resent.
+        _ => Verdict::Unknown {
+            refresh_metadata: true,
+        },
+    }
+}
+
+/// Whether an InitProducerId or metadata error code is worth retrying.
+pub(crate) fn is_retryable_setup_code(error_code: i16) -> bool {
+    use code::*;
+    !matches!(
+        error_code,
+        CLUSTER_AUTHORIZATION_FAILED
+            | TOPIC_AUTHORIZATION_FAILED
+            | INVALID_TOPIC_EXCEPTION
+            | UNSUPPORTED_VERSION
+            | POLICY_VIOLATION
+    )
+}
+
+/// Codes that say a coordinator or broker is busy, for InitProducerId.
+pub(crate) fn is_busy_code(error_code: i16) -> bool {
+    use code::*;
+    matches!(
+        error_code,
+        COORDINATOR_LOAD_IN_PROGRESS
+            | COORDINATOR_NOT_AVAILABLE
+            | NOT_COORDINATOR
+            | CONCURRENT_TRANSACTIONS
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification() {
+        assert_eq!(classify_produce(0), Verdict::Appended);
+        assert_eq!(classify_produce(46), Verdict::Duplicate);
+        assert_eq!(
+            classify_produce(6),
+            Verdict::Rejected {
+                refresh_metadata: true
+            }
+        );
+        assert_eq!(
+            classify_produce(7),
+            Verdict::Unknown {
+                refresh_metadata: false
+            }
+        );
+        for seq in [45, 47, 59, 90] {
+            assert_eq!(classify_produce(seq), Verdict::Sequence);
+        }
+        for permanent in [10, 87, 29, 31, 18] {
+            assert_eq!(classify_produce(permanent), Verdict::Permanent);
+        }
+        assert!(matches!(classify_produce(12345), Verdict::Unknown { .. }));
+    }
+
+    #[test]
+    fn permanence() {
+        let too_large = KafkaPublishError::RecordTooLarge { size: 2, max: 1 };
+        assert!(too_large.is_permanent());
+        let id = Uuid::nil();
+        let e = too_large.into_publish_error(id);
+        assert!(e.is_permanent());
+        assert_eq!(e.message_id, Some(id));
+        let timeout = KafkaPublishError::DeliveryTimeout {
+            topic: "t".into(),
+            partition: 0,
+            timeout: Duration::from_secs(1),
+            last: "x".into(),
+        };
+        assert!(!timeout.into_publish_error(id).is_permanent());
+    }
+}

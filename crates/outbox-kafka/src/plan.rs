@@ -1,0 +1,371 @@
+//! Turning a relay batch into per-partition chunks, with every record-level check done
+//! before anything is sent.
+//!
+//! Rows are taken in order. The first row that fails a check (invalid topic,
+//! undecodable headers, unknown pinned partition, too large, topic metadata error)
+//! ends the plan: no row after it is sent in this attempt, because none of them could
+//! be part of the acknowledged prefix anyway. The rows before it are grouped by
+//! partition, keeping row order, and cut into chunks that each fit one produce request;
+//! each chunk becomes one atomic record batch.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+
+use outbox_core::bucket::partition_for_key;
+use outbox_core::validate::validate_topic;
+use outbox_core::{Headers, OutboxMessage};
+use rand::Rng;
+
+use crate::error::KafkaPublishError;
+use crate::record_batch::{BATCH_OVERHEAD, RecordRef};
+
+/// The rows' decoded headers and message-id texts, which the records borrow.
+#[derive(Debug)]
+pub(crate) struct Decoded {
+    headers: Vec<Headers>,
+    ids: Vec<String>,
+    /// The first row that failed to decode, and why.
+    failure: Option<(usize, KafkaPublishError)>,
+}
+
+impl Decoded {
+    /// Checks topics and decodes headers row by row, stopping at the first failure.
+    pub(crate) fn new(batch: &[OutboxMessage]) -> Decoded {
+        let mut decoded = Decoded {
+            headers: Vec::with_capacity(batch.len()),
+            ids: Vec::with_capacity(batch.len()),
+            failure: None,
+        };
+        for (row, m) in batch.iter().enumerate() {
+            if let Err(reason) = validate_topic(&m.topic) {
+                decoded.failure = Some((
+                    row,
+                    KafkaPublishError::InvalidTopic {
+                        topic: m.topic.clone(),
+                        reason,
+                    },
+                ));
+                break;
+            }
+            match m.decoded_headers() {
+                Ok(headers) => decoded.headers.push(headers),
+                Err(e) => {
+                    decoded.failure = Some((row, e.into()));
+                    break;
+                }
+            }
+            decoded.ids.push(m.message_id.hyphenated().to_string());
+        }
+        decoded
+    }
+
+    /// How many leading rows decoded.
+    pub(crate) fn rows(&self) -> usize {
+        self.headers.len()
+    }
+}
+
+/// One produce request's worth of one partition's rows, in row order.
+#[derive(Debug)]
+pub(crate) struct Chunk<'a> {
+    /// Batch indexes of the rows.
+    pub rows: Vec<usize>,
+    /// The records, in the same order.
+    pub records: Vec<RecordRef<'a>>,
+    size: usize,
+}
+
+/// All planned rows of one partition.
+#[derive(Debug)]
+pub(crate) struct Group<'a> {
+    pub topic: &'a str,
+    pub partition: i32,
+    pub chunks: Vec<Chunk<'a>>,
+}
+
+/// What to send.
+#[derive(Debug)]
+pub(crate) struct Plan<'a> {
+    /// Partitions in order of their first row.
+    pub groups: Vec<Group<'a>>,
+    /// Rows `0..planned` are in the groups; row `planned` failed a check (if any).
+    pub planned: usize,
+    /// Why row `planned` cannot be sent.
+    pub failure: Option<KafkaPublishError>,
+}
+
+/// Settings the plan needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits<'a> {
+    pub max_request_size: usize,
+    pub client_id_len: usize,
+    pub message_id_header: &'a str,
+}
+
+/// Bytes of a produce request besides its one record batch and topic name: size,
+/// header (with the client id) and body fields, rounded up.
+const REQUEST_OVERHEAD: usize = 64;
+
+/// Plans `batch`. `partitions` gives a topic's partition count or the metadata error
+/// that stops the plan at the first row of that topic.
+pub(crate) fn plan<'a>(
+    batch: &'a [OutboxMessage],
+    decoded: &'a mut Decoded,
+    limits: Limits<'a>,
+    mut partitions: impl FnMut(&str) -> Result<NonZeroU32, KafkaPublishError>,
+) -> Plan<'a> {
+    let decode_failure = decoded.failure.take();
+    let decoded: &'a Decoded = decoded;
+    let mut groups: Vec<Group<'a>> = Vec::new();
+    let mut index: HashMap<(&'a str, i32), usize> = HashMap::new();
+    let mut failure = None;
+    let mut planned = 0;
+    for (row, m) in batch.iter().enumerate().take(decoded.rows()) {
+        let partition = match choose_partition(m, &mut partitions) {
+            Ok(p) => p,
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        };
+        let record = RecordRef {
+            timestamp_ms: m.created_at.as_millis(),
+            key: m.key.as_deref(),
+            value: m.value.as_deref(),
+            headers: decoded.headers[row]
+                .iter()
+                .map(|h| (h.name.as_str(), h.value.as_deref()))
+                .chain(std::iter::once((
+                    limits.message_id_header,
+                    Some(decoded.ids[row].as_bytes()),
+                )))
+                .collect(),
+        };
+        let fixed = REQUEST_OVERHEAD + limits.client_id_len + m.topic.len() + BATCH_OVERHEAD;
+        let size = record.max_encoded_len();
+        if fixed + size > limits.max_request_size {
+            failure = Some(KafkaPublishError::RecordTooLarge {
+                size: fixed + size,
+                max: limits.max_request_size,
+            });
+            break;
+        }
+        let slot = *index
+            .entry((m.topic.as_str(), partition))
+            .or_insert_with(|| {
+                groups.push(Group {
+                    topic: m.topic.as_str(),
+                    partition,
+                    chunks: Vec::new(),
+                });
+                groups.len() - 1
+            });
+        let chunks = &mut groups[slot].chunks;
+        match chunks.last_mut() {
+            Some(chunk) if fixed + chunk.size + size <= limits.max_request_size => {
+                chunk.rows.push(row);
+                chunk.records.push(record);
+                chunk.size += size;
+            }
+            _ => chunks.push(Chunk {
+                rows: vec![row],
+                records: vec![record],
+                size,
+            }),
+        }
+        planned = row + 1;
+    }
+    if failure.is_none()
+        && let Some((row, e)) = decode_failure
+    {
+        debug_assert_eq!(row, planned);
+        failure = Some(e);
+    }
+    Plan {
+        groups,
+        planned,
+        failure,
+    }
+}
+
+/// The explicit partition, else Kafka's murmur2 of the key (an empty key is a key),
+/// else a random partition.
+fn choose_partition(
+    m: &OutboxMessage,
+    partitions: &mut impl FnMut(&str) -> Result<NonZeroU32, KafkaPublishError>,
+) -> Result<i32, KafkaPublishError> {
+    let count = partitions(&m.topic)?;
+    let chosen = match (m.partition, &m.key) {
+        (Some(p), _) => {
+            if u32::try_from(p).is_ok_and(|p| p < count.get()) {
+                return Ok(p);
+            }
+            return Err(KafkaPublishError::UnknownPartition {
+                topic: m.topic.clone(),
+                partition: p,
+                partitions: count.get(),
+            });
+        }
+        (None, Some(key)) => partition_for_key(key, count),
+        (None, None) => rand::rng().random_range(0..count.get()),
+    };
+    // Partition counts come from i32 metadata, so the index fits.
+    Ok(i32::try_from(chosen).unwrap_or(i32::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use outbox_core::{EnqueueConfig, Uuid};
+
+    fn msg(topic: &str, key: Option<&str>, value_len: usize) -> OutboxMessage {
+        let mut b = OutboxMessage::builder(topic).value(vec![1u8; value_len]);
+        if let Some(k) = key {
+            b = b.key(k);
+        }
+        b.build(&EnqueueConfig::default()).unwrap()
+    }
+
+    fn limits(max: usize) -> Limits<'static> {
+        Limits {
+            max_request_size: max,
+            client_id_len: 6,
+            message_id_header: "x-outbox-message-id",
+        }
+    }
+
+    fn three(_: &str) -> Result<NonZeroU32, KafkaPublishError> {
+        Ok(NonZeroU32::new(3).unwrap())
+    }
+
+    #[test]
+    fn groups_by_partition_in_row_order() {
+        let batch: Vec<_> = ["a", "b", "a", "c", "a"]
+            .iter()
+            .map(|k| msg("t", Some(k), 10))
+            .collect();
+        let mut d = Decoded::new(&batch);
+        let p = plan(&batch, &mut d, limits(1 << 20), three);
+        assert_eq!(p.planned, 5);
+        assert!(p.failure.is_none());
+        let a = partition_for_key(b"a", NonZeroU32::new(3).unwrap()) as i32;
+        let g = p.groups.iter().find(|g| g.partition == a).unwrap();
+        let rows: Vec<usize> = g.chunks.iter().flat_map(|c| c.rows.clone()).collect();
+        // Other keys may share the partition; the order is row order either way.
+        assert!(rows.is_sorted(), "{rows:?}");
+        let of_a: Vec<usize> = rows.into_iter().filter(|r| [0, 2, 4].contains(r)).collect();
+        assert_eq!(of_a, [0, 2, 4]);
+        // Every record carries the message id last.
+        let first = &g.chunks[0].records[0];
+        let (name, value) = first.headers.last().unwrap();
+        assert_eq!(*name, "x-outbox-message-id");
+        assert_eq!(
+            Uuid::parse_str(std::str::from_utf8(value.unwrap()).unwrap()).unwrap(),
+            batch[0].message_id
+        );
+    }
+
+    #[test]
+    fn a_too_large_row_stops_the_plan_before_it() {
+        let batch = vec![
+            msg("t", Some("k"), 10),
+            msg("t", Some("k"), 5000),
+            msg("t", Some("k"), 10),
+        ];
+        let mut d = Decoded::new(&batch);
+        let p = plan(&batch, &mut d, limits(2048), three);
+        assert_eq!(p.planned, 1);
+        assert!(matches!(
+            p.failure,
+            Some(KafkaPublishError::RecordTooLarge { max: 2048, .. })
+        ));
+        let rows: Vec<usize> = p
+            .groups
+            .iter()
+            .flat_map(|g| &g.chunks)
+            .flat_map(|c| c.rows.clone())
+            .collect();
+        assert_eq!(rows, [0]);
+    }
+
+    #[test]
+    fn chunks_respect_the_request_size() {
+        let batch: Vec<_> = (0..10).map(|_| msg("t", Some("same"), 400)).collect();
+        let mut d = Decoded::new(&batch);
+        let p = plan(&batch, &mut d, limits(2048), three);
+        assert_eq!(p.planned, 10);
+        assert_eq!(p.groups.len(), 1);
+        let chunks = &p.groups[0].chunks;
+        assert!(chunks.len() > 2);
+        let order: Vec<usize> = chunks.iter().flat_map(|c| c.rows.clone()).collect();
+        assert_eq!(order, (0..10).collect::<Vec<_>>());
+        for c in chunks {
+            assert!(REQUEST_OVERHEAD + 6 + 1 + BATCH_OVERHEAD + c.size <= 2048);
+        }
+    }
+
+    #[test]
+    fn explicit_partitions_are_checked() {
+        let mut m = msg("t", Some("k"), 1);
+        m.partition = Some(2);
+        let mut bad = msg("t", Some("k"), 1);
+        bad.partition = Some(3);
+        let batch = vec![m, bad];
+        let mut d = Decoded::new(&batch);
+        let p = plan(&batch, &mut d, limits(1 << 20), three);
+        assert_eq!(p.planned, 1);
+        assert_eq!(p.groups[0].partition, 2);
+        assert!(matches!(
+            p.failure,
+            Some(KafkaPublishError::UnknownPartition {
+                partition: 3,
+                partitions: 3,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn bad_topic_and_headers_fail_at_their_row() {
+        let mut bad_topic = msg("t", None, 1);
+        bad_topic.topic = "no spaces".into();
+        let batch = vec![msg("t", None, 1), bad_topic];
+        let mut d = Decoded::new(&batch);
+        let p = plan(&batch, &mut d, limits(1 << 20), three);
+        assert_eq!(p.planned, 1);
+        assert!(matches!(
+            p.failure,
+            Some(KafkaPublishError::InvalidTopic { .. })
+        ));
+
+        let mut bad_headers = msg("t", None, 1);
+        bad_headers.headers = Some(vec![9, 9]);
+        let batch = vec![bad_headers];
+        let mut d = Decoded::new(&batch);
+        let p = plan(&batch, &mut d, limits(1 << 20), three);
+        assert_eq!(p.planned, 0);
+        assert!(matches!(
+            p.failure,
+            Some(KafkaPublishError::InvalidHeaders(_))
+        ));
+    }
+
+    #[test]
+    fn metadata_errors_stop_at_the_topics_first_row() {
+        let batch = vec![
+            msg("ok", None, 1),
+            msg("missing", None, 1),
+            msg("ok", None, 1),
+        ];
+        let mut d = Decoded::new(&batch);
+        let p = plan(&batch, &mut d, limits(1 << 20), |t| {
+            if t == "ok" {
+                Ok(NonZeroU32::new(1).unwrap())
+            } else {
+                Err(KafkaPublishError::ProducerId("stand-in".into()))
+            }
+        });
+        assert_eq!(p.planned, 1);
+        assert!(p.failure.is_some());
+    }
+}

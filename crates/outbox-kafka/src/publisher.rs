@@ -1,0 +1,306 @@
+//! [`KafkaPublisher`]: the [`Publisher`] the relay drives.
+
+use std::collections::{HashMap, HashSet};
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::future::join_all;
+use outbox_core::{OutboxMessage, PublishOutcome, Publisher, Uuid};
+use tokio::time::Instant;
+use tracing::{Instrument, debug, error, info_span};
+
+use crate::cluster::{Cluster, topic_error};
+use crate::config::{KafkaPublisherBuilder, KafkaPublisherConfig};
+use crate::error::{KafkaPublishError, code};
+use crate::plan::{Decoded, Limits, plan};
+use crate::send::{Backoff, GroupOutcome, Sender};
+use crate::session::{Sequences, SessionCell};
+use crate::wire::ConnectOptions;
+
+/// The counter of rows that failed permanently (each row counted once), exported
+/// through the `metrics` facade.
+pub const PERMANENT_FAILURES_METRIC: &str = "outbox.kafka.permanent_failures";
+
+/// How many message ids the once-per-row log remembers before it starts over.
+const REMEMBERED_FAILURES: usize = 10_000;
+
+/// Receive limit for one response frame; produce, metadata and InitProducerId answers
+/// are small.
+const MAX_RESPONSE_SIZE: usize = 16 * 1024 * 1024;
+
+/// An idempotent, order-preserving Kafka publisher (see the crate docs for its
+/// contract). Cheap to clone: clones share connections and the producer identity.
+#[derive(Debug, Clone)]
+pub struct KafkaPublisher {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: KafkaPublisherConfig,
+    sender: Sender,
+    permanent_seen: Mutex<HashSet<Uuid>>,
+    permanent_count: AtomicU64,
+}
+
+impl KafkaPublisher {
+    /// Starts a builder for the given bootstrap servers (`host:port` each).
+    pub fn builder<I, S>(bootstrap_servers: I) -> KafkaPublisherBuilder
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        KafkaPublisherBuilder::new(bootstrap_servers.into_iter().map(Into::into).collect())
+    }
+
+    pub(crate) fn from_config(config: KafkaPublisherConfig) -> Self {
+        let options = ConnectOptions {
+            client_id: Arc::from(config.client_id.as_str()),
+            tls: config.tls.clone(),
+            sasl: config.sasl.as_ref().map(crate::config::Sasl::to_rskafka),
+            max_response_size: MAX_RESPONSE_SIZE,
+            timeout: config.request_timeout,
+        };
+        let sender = Sender {
+            cluster: Cluster::new(
+                options,
+                config.bootstrap_servers.clone(),
+                config.metadata_max_age,
+            ),
+            session: SessionCell::default(),
+            sequences: Sequences::default(),
+            compression: config.compression,
+            delivery_timeout: config.delivery_timeout,
+            retry_backoff: config.retry_backoff,
+            max_retry_backoff: config.max_retry_backoff,
+        };
+        KafkaPublisher {
+            inner: Arc::new(Inner {
+                config,
+                sender,
+                permanent_seen: Mutex::new(HashSet::new()),
+                permanent_count: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The validated configuration.
+    pub fn config(&self) -> &KafkaPublisherConfig {
+        &self.inner.config
+    }
+
+    /// Connects to the cluster and obtains a producer id now instead of on the first
+    /// publish, so that a wrong address or credentials show at startup. Retries within
+    /// the delivery timeout.
+    pub async fn connect(&self) -> Result<(), KafkaPublishError> {
+        let deadline = Instant::now() + self.inner.config.delivery_timeout;
+        self.inner.sender.session(deadline).await.map(|_| ())
+    }
+
+    /// The producer id currently in use, if one was obtained (for diagnostics).
+    pub fn producer_id(&self) -> Option<i64> {
+        self.inner.sender.session.current().map(|s| s.producer_id)
+    }
+
+    /// Rows that failed permanently so far, each counted once.
+    pub fn permanent_failures(&self) -> u64 {
+        self.inner.permanent_count.load(Ordering::Relaxed)
+    }
+
+    /// Partition counts for the topics of `batch`, from the cache or one metadata
+    /// request; topics that could not be resolved map to their error.
+    async fn partition_counts(
+        &self,
+        batch: &[OutboxMessage],
+        rows: usize,
+        deadline: Instant,
+    ) -> HashMap<String, Result<NonZeroU32, KafkaPublishError>> {
+        let cluster = &self.inner.sender.cluster;
+        let mut counts = HashMap::new();
+        let mut missing = Vec::new();
+        for m in &batch[..rows] {
+            if counts.contains_key(&m.topic) || missing.contains(&m.topic) {
+                continue;
+            }
+            match cluster
+                .topic(&m.topic)
+                .and_then(|v| NonZeroU32::new(u32::try_from(v.partition_count()).unwrap_or(0)))
+            {
+                Some(n) => {
+                    counts.insert(m.topic.clone(), Ok(n));
+                }
+                None => missing.push(m.topic.clone()),
+            }
+        }
+        if missing.is_empty() {
+            return counts;
+        }
+        // A broker that cannot be reached is retried (reconnecting) until the deadline;
+        // an error about a topic itself goes back to the relay at once.
+        let sender = &self.inner.sender;
+        let mut backoff = Backoff::new(sender.retry_backoff, sender.max_retry_backoff);
+        let refreshed = loop {
+            match cluster.refresh(&missing).await {
+                Err(e) if !e.is_permanent() && backoff.wait(deadline).await => {
+                    debug!(error = %e, "metadata unavailable; retrying");
+                }
+                other => break other,
+            }
+        };
+        match refreshed {
+            Ok(mut errors) => {
+                for topic in missing {
+                    let result = match errors.remove(&topic) {
+                        Some(e) => Err(e),
+                        None => cluster
+                            .topic(&topic)
+                            .and_then(|v| {
+                                NonZeroU32::new(u32::try_from(v.partition_count()).unwrap_or(0))
+                            })
+                            .ok_or_else(|| {
+                                topic_error(&topic, -1, code::UNKNOWN_TOPIC_OR_PARTITION)
+                            }),
+                    };
+                    counts.insert(topic, result);
+                }
+            }
+            Err(e) => {
+                // The first topic without metadata carries the error; planning stops there.
+                if let Some(first) = missing.into_iter().next() {
+                    counts.insert(first, Err(e));
+                }
+            }
+        }
+        counts
+    }
+
+    async fn publish_inner(&self, batch: &[OutboxMessage]) -> PublishOutcome {
+        if batch.is_empty() {
+            return PublishOutcome::all(0);
+        }
+        let config = &self.inner.config;
+        let sender = &self.inner.sender;
+        let deadline = Instant::now() + config.delivery_timeout;
+
+        let mut decoded = Decoded::new(batch);
+        let mut counts = self.partition_counts(batch, decoded.rows(), deadline).await;
+        let limits = Limits {
+            max_request_size: config.max_request_size,
+            client_id_len: config.client_id.len(),
+            message_id_header: &config.message_id_header,
+        };
+        let plan = plan(batch, &mut decoded, limits, |topic| {
+            match counts.get(topic) {
+                Some(Ok(n)) => Ok(*n),
+                Some(Err(_)) => match counts.remove(topic) {
+                    Some(Err(e)) => Err(e),
+                    _ => Err(topic_error(topic, -1, code::UNKNOWN_TOPIC_OR_PARTITION)),
+                },
+                // Only reachable when the metadata request itself failed for an earlier topic.
+                None => Err(topic_error(topic, -1, code::LEADER_NOT_AVAILABLE)),
+            }
+        });
+        debug!(
+            rows = batch.len(),
+            planned = plan.planned,
+            partitions = plan.groups.len(),
+            "publish planned"
+        );
+
+        // One producer id for the whole call, before anything is sent.
+        let outcomes: Vec<GroupOutcome> = if plan.groups.is_empty() {
+            Vec::new()
+        } else if let Err(e) = sender.session(deadline).await {
+            return self.outcome(batch, 0, e);
+        } else {
+            join_all(plan.groups.iter().map(|g| sender.send_group(g, deadline))).await
+        };
+
+        // Which rows were appended, and the error of each failed partition's first
+        // unappended row.
+        let mut acked = vec![false; batch.len()];
+        let mut errors: HashMap<usize, KafkaPublishError> = HashMap::new();
+        for (group, outcome) in plan.groups.iter().zip(outcomes) {
+            for chunk in &group.chunks[..outcome.acknowledged_chunks] {
+                for &row in &chunk.rows {
+                    acked[row] = true;
+                }
+            }
+            if let Some(error) = outcome.error {
+                let first_row = group
+                    .chunks
+                    .get(outcome.acknowledged_chunks)
+                    .and_then(|c| c.rows.first().copied());
+                if let Some(row) = first_row {
+                    self.note_permanent(&batch[row], &error);
+                    errors.insert(row, error);
+                }
+            }
+        }
+        let prefix = acked.iter().take_while(|a| **a).count();
+        if prefix == batch.len() {
+            return PublishOutcome::all(prefix);
+        }
+        let error = match errors.remove(&prefix) {
+            Some(e) => e,
+            None => match plan.failure {
+                Some(e) if prefix == plan.planned => {
+                    self.note_permanent(&batch[prefix], &e);
+                    e
+                }
+                // Unreachable by construction: the first unacknowledged planned row is
+                // always the first row of its partition's failed chunk.
+                _ => KafkaPublishError::Encode(format!(
+                    "row {prefix} was neither acknowledged nor failed"
+                )),
+            },
+        };
+        self.outcome(batch, prefix, error)
+    }
+
+    fn outcome(
+        &self,
+        batch: &[OutboxMessage],
+        prefix: usize,
+        error: KafkaPublishError,
+    ) -> PublishOutcome {
+        let message_id = batch[prefix].message_id;
+        PublishOutcome::partial(prefix, error.into_publish_error(message_id))
+    }
+
+    /// Logs a permanent failure once per row, with its message id, and counts it.
+    fn note_permanent(&self, row: &OutboxMessage, error: &KafkaPublishError) {
+        if !error.is_permanent() {
+            return;
+        }
+        let first_time = {
+            let mut seen = self
+                .inner
+                .permanent_seen
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if seen.len() >= REMEMBERED_FAILURES {
+                seen.clear();
+            }
+            seen.insert(row.message_id)
+        };
+        if first_time {
+            self.inner.permanent_count.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!(PERMANENT_FAILURES_METRIC).increment(1);
+            error!(
+                message_id = %row.message_id,
+                topic = %row.topic,
+                %error,
+                "row cannot be published until it or the setup is fixed; it stays pending and is retried"
+            );
+        }
+    }
+}
+
+impl Publisher for KafkaPublisher {
+    async fn publish(&self, batch: &[OutboxMessage]) -> PublishOutcome {
+        let span = info_span!("kafka_publish", rows = batch.len());
+        self.publish_inner(batch).instrument(span).await
+    }
+}

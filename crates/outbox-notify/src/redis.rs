@@ -1,0 +1,274 @@
+//! [`RedisTransport`]: hints over Redis pub/sub (feature `redis`).
+//!
+//! Sending uses one multiplexed connection, opened on first use and replaced after any
+//! error; a batch too large for one payload goes out as several `PUBLISH`es in one
+//! pipeline. Listening holds one dedicated pub/sub connection per call of
+//! [`listen`](NotificationTransport::listen), that is one subscription per relay; when the
+//! server closes it (restart, `CLIENT KILL`, network loss), `listen` returns
+//! [`TransportError::Closed`] and the listener worker subscribes again after its backoff.
+//!
+//! Pub/sub delivers only to connected subscribers, so hints sent while a listener
+//! reconnects are lost; polling finds those rows. Plain TCP only (no TLS feature is
+//! enabled); use a `redis://` URL.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use outbox_core::{CommitNotifier, OutboxStore, Publisher, RelayOptions};
+//! use outbox_notify::redis::RedisTransport;
+//! use outbox_notify::{ChannelName, spawn_relay_with_transport};
+//!
+//! async fn run(store: impl OutboxStore, publisher: impl Publisher)
+//!     -> Result<(), Box<dyn std::error::Error>> {
+//!     let transport = RedisTransport::builder(
+//!         ChannelName::for_outbox("outbox_messages", "prod")?,
+//!         "redis://cache.internal:6379/",
+//!     )
+//!     .connect_timeout(Duration::from_secs(5))
+//!     .send_timeout(Duration::from_secs(2))
+//!     .build()?;
+//!     let relay =
+//!         spawn_relay_with_transport(store, publisher, RelayOptions::builder().build()?, transport)?;
+//!     // After each commit: every relay owning bucket 3, in any process, wakes up.
+//!     relay.notifier().notify_buckets(&[3]);
+//!     relay.stop(Duration::from_secs(10)).await?;
+//!     Ok(())
+//! }
+//! ```
+
+use std::fmt;
+use std::time::Duration;
+
+use ::redis::aio::MultiplexedConnection;
+use ::redis::{AsyncConnectionConfig, IntoConnectionInfo};
+use futures::StreamExt as _;
+use tokio::sync::Mutex;
+use tokio::time::timeout;
+use tracing::{info, warn};
+
+pub use ::redis::Client;
+
+use crate::channel::ChannelName;
+use crate::codec;
+use crate::config::{ConfigError, positive};
+use crate::transport::{NotificationTransport, TransportError};
+
+/// Payload size per `PUBLISH`. Redis allows far more; this only keeps one message (and
+/// the work it causes on every subscriber) modest.
+pub const MAX_PAYLOAD_BYTES: usize = 65_536;
+
+/// Commit hints over Redis pub/sub. Uses one connection for sending and, while
+/// [`listen`](NotificationTransport::listen) runs, one subscribed connection; they close
+/// when the transport (sender) or the listen future (subscription) is dropped.
+pub struct RedisTransport {
+    channel: ChannelName,
+    client: Client,
+    connect_timeout: Duration,
+    send_timeout: Duration,
+    /// `None` until the first send, and again after a failed or cancelled one.
+    sender: Mutex<Option<MultiplexedConnection>>,
+}
+
+impl fmt::Debug for RedisTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisTransport")
+            .field("channel", &self.channel)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("send_timeout", &self.send_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Settings for a [`RedisTransport`]; see [`RedisTransport::builder`].
+#[derive(Debug, Clone)]
+pub struct RedisTransportBuilder {
+    channel: ChannelName,
+    source: Source,
+    connect_timeout: Duration,
+    send_timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    Url(String),
+    Client(Client),
+}
+
+impl RedisTransport {
+    /// A transport on `channel` (use the same one on every writer and relay of the outbox
+    /// table) for the server at `url`, for example `redis://127.0.0.1:6379/`.
+    pub fn builder(channel: ChannelName, url: impl Into<String>) -> RedisTransportBuilder {
+        RedisTransportBuilder::new(channel, Source::Url(url.into()))
+    }
+
+    /// Like [`builder`](Self::builder), with a client configured in code.
+    pub fn builder_with_client(channel: ChannelName, client: Client) -> RedisTransportBuilder {
+        RedisTransportBuilder::new(channel, Source::Client(client))
+    }
+
+    /// The channel this transport sends and listens on.
+    pub fn channel(&self) -> &ChannelName {
+        &self.channel
+    }
+
+    async fn open_sender(&self) -> Result<MultiplexedConnection, TransportError> {
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(self.connect_timeout))
+            .set_response_timeout(Some(self.send_timeout));
+        // The client's own connection timeout covers the TCP connect; this one also covers
+        // the handshake that follows.
+        match timeout(
+            self.connect_timeout,
+            self.client
+                .get_multiplexed_async_connection_with_config(&config),
+        )
+        .await
+        {
+            Ok(Ok(connection)) => Ok(connection),
+            Ok(Err(error)) => Err(TransportError::Connect(error.into())),
+            Err(_) => Err(TransportError::Timeout {
+                operation: "connect",
+                after: self.connect_timeout,
+            }),
+        }
+    }
+
+    /// Connects and subscribes, both within the connect timeout.
+    async fn subscribe(&self) -> Result<::redis::aio::PubSub, TransportError> {
+        let subscribe = async {
+            let mut pubsub = self
+                .client
+                .get_async_pubsub()
+                .await
+                .map_err(|e| TransportError::Connect(e.into()))?;
+            pubsub
+                .subscribe(self.channel.as_str())
+                .await
+                .map_err(|e| TransportError::Listen(e.into()))?;
+            Ok(pubsub)
+        };
+        timeout(self.connect_timeout, subscribe)
+            .await
+            .unwrap_or(Err(TransportError::Timeout {
+                operation: "subscribe",
+                after: self.connect_timeout,
+            }))
+    }
+}
+
+impl RedisTransportBuilder {
+    fn new(channel: ChannelName, source: Source) -> Self {
+        RedisTransportBuilder {
+            channel,
+            source,
+            connect_timeout: Duration::from_secs(5),
+            send_timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// Limit on opening a connection and, for the listener, on subscribing. Default 5 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Limit on one broadcast; a send that takes longer is abandoned together with its
+    /// connection. Default 5 s.
+    pub fn send_timeout(mut self, timeout: Duration) -> Self {
+        self.send_timeout = timeout;
+        self
+    }
+
+    /// Validates the settings. Connects nothing: the first send or listen does.
+    pub fn build(self) -> Result<RedisTransport, ConfigError> {
+        let client = match self.source {
+            Source::Url(url) => url
+                .as_str()
+                .into_connection_info()
+                .and_then(Client::open)
+                .map_err(|e| ConfigError::InvalidUrl(e.into()))?,
+            Source::Client(client) => client,
+        };
+        Ok(RedisTransport {
+            channel: self.channel,
+            client,
+            connect_timeout: positive("connect_timeout", self.connect_timeout)?,
+            send_timeout: positive("send_timeout", self.send_timeout)?,
+            sender: Mutex::new(None),
+        })
+    }
+}
+
+impl RedisTransport {
+    async fn send(
+        &self,
+        connection: &mut MultiplexedConnection,
+        pipe: &::redis::Pipeline,
+    ) -> Result<(), TransportError> {
+        match timeout(self.send_timeout, pipe.query_async::<()>(connection)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => Err(TransportError::Publish(error.into())),
+            Err(_) => Err(TransportError::Timeout {
+                operation: "publish",
+                after: self.send_timeout,
+            }),
+        }
+    }
+}
+
+impl NotificationTransport for RedisTransport {
+    async fn publish(&self, buckets: &[i32]) -> Result<(), TransportError> {
+        let payloads = codec::encode(buckets, MAX_PAYLOAD_BYTES);
+        if payloads.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = ::redis::pipe();
+        for payload in &payloads {
+            pipe.publish(self.channel.as_str(), payload).ignore();
+        }
+        let mut slot = self.sender.lock().await;
+        // Out of the slot while in use: a cancelled or failed send drops the connection
+        // rather than leave a possibly broken one for the next batch.
+        let mut connection = match slot.take() {
+            Some(mut connection) => match self.send(&mut connection, &pipe).await {
+                Ok(()) => {
+                    *slot = Some(connection);
+                    return Ok(());
+                }
+                // An idle connection may have been closed since the last batch (a server
+                // restart, a client timeout): one more try on a fresh one (a duplicate
+                // hint, should the first have gone out after all, is harmless).
+                Err(TransportError::Publish(_)) => self.open_sender().await?,
+                Err(error) => return Err(error),
+            },
+            None => self.open_sender().await?,
+        };
+        self.send(&mut connection, &pipe).await?;
+        *slot = Some(connection);
+        Ok(())
+    }
+
+    async fn listen(&self, on_hint: &(dyn Fn(i32) + Send + Sync)) -> Result<(), TransportError> {
+        let mut pubsub = self.subscribe().await?;
+        info!(channel = %self.channel, "listening for commit hints");
+        let mut messages = pubsub.on_message();
+        while let Some(message) = messages.next().await {
+            let readable = std::str::from_utf8(message.get_payload_bytes())
+                .map(|payload| codec::decode(payload, on_hint))
+                .unwrap_or_else(|_| {
+                    on_hint(codec::UNKNOWN);
+                    false
+                });
+            if !readable {
+                warn!(
+                    channel = %self.channel,
+                    payload = codec::excerpt(&String::from_utf8_lossy(message.get_payload_bytes())),
+                    "unreadable commit hint; treated as an unknown bucket"
+                );
+            }
+        }
+        // The connection's reader ended: the server or the network closed it.
+        Err(TransportError::Closed)
+    }
+}

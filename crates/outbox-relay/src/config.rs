@@ -1,0 +1,588 @@
+//! Configuration from flags, environment variables and an optional TOML file, in that
+//! order of precedence, validated completely before anything starts.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use outbox_core::{OptionsError, RelayOptions};
+use serde::Deserialize;
+
+use crate::duration::parse_duration;
+
+/// Command line. Every option can also come from the environment (`OUTBOX_...`) or the
+/// TOML file named by `--config` (same names, `-` becomes `_`).
+#[derive(Debug, Parser, Default)]
+#[command(
+    name = "outbox-relay",
+    version,
+    about = "Publishes pending transactional-outbox rows from a database to Kafka.",
+    long_about = "Publishes pending transactional-outbox rows from a database to Kafka, \
+deleting each row only after the broker acknowledged it. Run any number of instances \
+against one outbox: they divide its buckets between them.\n\n\
+Precedence: command-line flag, then environment variable, then the --config file, then the default.\n\
+Durations are written like 500ms, 30s, 2m or 1h.\n\n\
+Endpoints on --listen: /metrics (Prometheus), /healthz (the relay runs), /readyz (leases acquired).\n\
+Exit status: 0 after SIGTERM/SIGINT, 1 on invalid configuration, 2 on a fatal misconfiguration \
+found at run time (for example a writer using a larger bucket count)."
+)]
+pub struct Cli {
+    /// TOML file with any of the options below.
+    #[arg(long, env = "OUTBOX_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Database URL: postgres://, mysql:// or sqlite://.
+    #[arg(long, env = "OUTBOX_DATABASE_URL", value_name = "URL")]
+    pub database_url: Option<String>,
+    /// Run the outbox migration before starting (creates the tables if missing).
+    #[arg(long, env = "OUTBOX_MIGRATE")]
+    pub migrate: Option<bool>,
+    /// Database schema of the outbox tables (PostgreSQL).
+    #[arg(long, env = "OUTBOX_SCHEMA")]
+    pub schema: Option<String>,
+    /// Messages table name.
+    #[arg(long, env = "OUTBOX_MESSAGES_TABLE")]
+    pub messages_table: Option<String>,
+    /// Leases table name.
+    #[arg(long, env = "OUTBOX_LEASES_TABLE")]
+    pub leases_table: Option<String>,
+    /// Relays (heartbeat) table name.
+    #[arg(long, env = "OUTBOX_RELAYS_TABLE")]
+    pub relays_table: Option<String>,
+
+    /// Kafka bootstrap servers, comma-separated host:port.
+    #[arg(long, env = "OUTBOX_BROKERS", value_name = "HOST:PORT,...")]
+    pub brokers: Option<String>,
+    /// Kafka client id.
+    #[arg(long, env = "OUTBOX_CLIENT_ID")]
+    pub client_id: Option<String>,
+    /// Connect to the brokers with TLS.
+    #[arg(long, env = "OUTBOX_TLS")]
+    pub tls: Option<bool>,
+    /// PEM file with the CA certificates to trust (default: the platform's web roots).
+    #[arg(long, env = "OUTBOX_TLS_CA_FILE", value_name = "FILE")]
+    pub tls_ca_file: Option<PathBuf>,
+    /// SASL mechanism: plain, scram-sha-256 or scram-sha-512.
+    #[arg(long, env = "OUTBOX_SASL_MECHANISM")]
+    pub sasl_mechanism: Option<String>,
+    /// SASL user name.
+    #[arg(long, env = "OUTBOX_SASL_USERNAME")]
+    pub sasl_username: Option<String>,
+    /// SASL password (prefer the environment variable to the flag).
+    #[arg(long, env = "OUTBOX_SASL_PASSWORD", hide_env_values = true)]
+    pub sasl_password: Option<String>,
+
+    /// This relay's id in the lease tables (default: generated).
+    #[arg(long, env = "OUTBOX_RELAY_ID")]
+    pub relay_id: Option<String>,
+    /// Ordering buckets; identical for every writer and relay of the outbox. Default 8.
+    #[arg(long, env = "OUTBOX_BUCKET_COUNT")]
+    pub bucket_count: Option<u32>,
+    /// Rows per batch. Default 500.
+    #[arg(long, env = "OUTBOX_BATCH_SIZE")]
+    pub batch_size: Option<usize>,
+    /// Fallback discovery interval. Default 1s.
+    #[arg(long, env = "OUTBOX_POLL_INTERVAL", value_parser = parse_duration)]
+    pub poll_interval: Option<Duration>,
+    /// Lease duration. Default 30s.
+    #[arg(long, env = "OUTBOX_LEASE_DURATION", value_parser = parse_duration)]
+    pub lease_duration: Option<Duration>,
+    /// Lease renewal interval. Default 10s.
+    #[arg(long, env = "OUTBOX_LEASE_RENEW_INTERVAL", value_parser = parse_duration)]
+    pub lease_renew_interval: Option<Duration>,
+    /// Whole-call publish budget (only needed for stores without lease renewal).
+    #[arg(long, env = "OUTBOX_MAX_PUBLISH_DURATION", value_parser = parse_duration)]
+    pub max_publish_duration: Option<Duration>,
+    /// Header carrying the message id. Default x-outbox-message-id.
+    #[arg(long, env = "OUTBOX_MESSAGE_ID_HEADER")]
+    pub message_id_header: Option<String>,
+    /// Value of the outbox.name metric label. Default outbox.
+    #[arg(long, env = "OUTBOX_METRICS_NAME")]
+    pub metrics_name: Option<String>,
+    /// Sample the backlog for the pending-message gauges. Default true here.
+    #[arg(long, env = "OUTBOX_BACKLOG_SAMPLING")]
+    pub backlog_sampling: Option<bool>,
+    /// Pause after each backlog sample. Default 30s.
+    #[arg(long, env = "OUTBOX_METRICS_INTERVAL", value_parser = parse_duration)]
+    pub metrics_interval: Option<Duration>,
+    /// Deadline of one backlog sample. Default 5s.
+    #[arg(long, env = "OUTBOX_METRICS_TIMEOUT", value_parser = parse_duration)]
+    pub metrics_timeout: Option<Duration>,
+    /// Sample the backlog only on the relay holding bucket 0. Default false.
+    #[arg(long, env = "OUTBOX_METRICS_BUCKET_ZERO_ONLY")]
+    pub metrics_bucket_zero_only: Option<bool>,
+    /// First backoff after a failure. Default 1s.
+    #[arg(long, env = "OUTBOX_ERROR_BACKOFF", value_parser = parse_duration)]
+    pub error_backoff: Option<Duration>,
+    /// Backoff ceiling. Default 30s.
+    #[arg(long, env = "OUTBOX_MAX_ERROR_BACKOFF", value_parser = parse_duration)]
+    pub max_error_backoff: Option<Duration>,
+
+    /// Address of the /metrics, /healthz and /readyz endpoints. Default 127.0.0.1:9464.
+    #[arg(long, env = "OUTBOX_LISTEN", value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// How long an in-flight publish may finish after SIGTERM before it is abandoned
+    /// (nothing is deleted then). Default 10s.
+    #[arg(long, env = "OUTBOX_SHUTDOWN_GRACE", value_parser = parse_duration)]
+    pub shutdown_grace: Option<Duration>,
+}
+
+/// The same options as a TOML file; unknown keys are an error.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    database_url: Option<String>,
+    migrate: Option<bool>,
+    schema: Option<String>,
+    messages_table: Option<String>,
+    leases_table: Option<String>,
+    relays_table: Option<String>,
+    brokers: Option<String>,
+    client_id: Option<String>,
+    tls: Option<bool>,
+    tls_ca_file: Option<PathBuf>,
+    sasl_mechanism: Option<String>,
+    sasl_username: Option<String>,
+    sasl_password: Option<String>,
+    relay_id: Option<String>,
+    bucket_count: Option<u32>,
+    batch_size: Option<usize>,
+    poll_interval: Option<String>,
+    lease_duration: Option<String>,
+    lease_renew_interval: Option<String>,
+    max_publish_duration: Option<String>,
+    message_id_header: Option<String>,
+    metrics_name: Option<String>,
+    backlog_sampling: Option<bool>,
+    metrics_interval: Option<String>,
+    metrics_timeout: Option<String>,
+    metrics_bucket_zero_only: Option<bool>,
+    error_backoff: Option<String>,
+    max_error_backoff: Option<String>,
+    listen: Option<String>,
+    shutdown_grace: Option<String>,
+}
+
+/// A configuration problem, naming the option.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A required option is missing.
+    #[error("{0} is required (flag --{1}, environment {2}, or `{3}` in the config file)")]
+    Missing(&'static str, &'static str, &'static str, &'static str),
+    /// The file could not be read or parsed.
+    #[error("config file {path}: {reason}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A value is invalid.
+    #[error("{option}: {reason}")]
+    Invalid {
+        /// The option.
+        option: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The relay options broke a rule.
+    #[error(transparent)]
+    Options(#[from] OptionsError),
+}
+
+/// SASL settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sasl {
+    /// plain, scram-sha-256 or scram-sha-512.
+    pub mechanism: SaslMechanism,
+    /// User name.
+    pub username: String,
+    /// Password.
+    pub password: String,
+}
+
+/// Supported SASL mechanisms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaslMechanism {
+    /// PLAIN.
+    Plain,
+    /// SCRAM-SHA-256.
+    ScramSha256,
+    /// SCRAM-SHA-512.
+    ScramSha512,
+}
+
+/// Table naming.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tables {
+    /// Schema (PostgreSQL).
+    pub schema: Option<String>,
+    /// Messages table.
+    pub messages: Option<String>,
+    /// Leases table.
+    pub leases: Option<String>,
+    /// Relays table.
+    pub relays: Option<String>,
+}
+
+/// Everything the relay needs, validated.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Database URL.
+    pub database_url: String,
+    /// Run the migration first.
+    pub migrate: bool,
+    /// Table naming.
+    pub tables: Tables,
+    /// Bootstrap servers.
+    pub brokers: Vec<String>,
+    /// Client id.
+    pub client_id: String,
+    /// TLS on.
+    pub tls: bool,
+    /// Extra CA file.
+    pub tls_ca_file: Option<PathBuf>,
+    /// SASL.
+    pub sasl: Option<Sasl>,
+    /// Relay options.
+    pub relay: RelayOptions,
+    /// Endpoint address.
+    pub listen: SocketAddr,
+    /// Shutdown grace.
+    pub shutdown_grace: Duration,
+}
+
+fn file_duration(
+    option: &'static str,
+    value: Option<String>,
+) -> Result<Option<Duration>, ConfigError> {
+    value
+        .map(|v| parse_duration(&v).map_err(|reason| ConfigError::Invalid { option, reason }))
+        .transpose()
+}
+
+impl Cli {
+    /// Merges the file under the flags and environment, and validates everything.
+    pub fn resolve(self) -> Result<Config, ConfigError> {
+        let file = match &self.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })?;
+                toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::File {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })?
+            }
+            None => FileConfig::default(),
+        };
+        let database_url = self
+            .database_url
+            .or(file.database_url)
+            .ok_or(ConfigError::Missing(
+                "the database URL",
+                "database-url",
+                "OUTBOX_DATABASE_URL",
+                "database_url",
+            ))?;
+        if ![
+            "postgres://",
+            "postgresql://",
+            "mysql://",
+            "mariadb://",
+            "sqlite:",
+        ]
+        .iter()
+        .any(|p| database_url.starts_with(p))
+        {
+            return Err(ConfigError::Invalid {
+                option: "database-url",
+                reason: "must start with postgres://, mysql:// or sqlite:".into(),
+            });
+        }
+        let brokers_text = self.brokers.or(file.brokers).ok_or(ConfigError::Missing(
+            "the Kafka bootstrap servers",
+            "brokers",
+            "OUTBOX_BROKERS",
+            "brokers",
+        ))?;
+        let brokers: Vec<String> = brokers_text
+            .split(',')
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if brokers.is_empty() {
+            return Err(ConfigError::Invalid {
+                option: "brokers",
+                reason: "lists no server".into(),
+            });
+        }
+        for broker in &brokers {
+            let port_ok = broker
+                .rsplit_once(':')
+                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+            if !port_ok {
+                return Err(ConfigError::Invalid {
+                    option: "brokers",
+                    reason: format!("{broker:?} is not host:port"),
+                });
+            }
+        }
+        let sasl = match (
+            self.sasl_mechanism.or(file.sasl_mechanism),
+            self.sasl_username.or(file.sasl_username),
+            self.sasl_password.or(file.sasl_password),
+        ) {
+            (None, None, None) => None,
+            (Some(mechanism), Some(username), Some(password)) => {
+                let mechanism = match mechanism.to_ascii_lowercase().as_str() {
+                    "plain" => SaslMechanism::Plain,
+                    "scram-sha-256" => SaslMechanism::ScramSha256,
+                    "scram-sha-512" => SaslMechanism::ScramSha512,
+                    other => {
+                        return Err(ConfigError::Invalid {
+                            option: "sasl-mechanism",
+                            reason: format!("{other:?}; use plain, scram-sha-256 or scram-sha-512"),
+                        });
+                    }
+                };
+                Some(Sasl {
+                    mechanism,
+                    username,
+                    password,
+                })
+            }
+            _ => {
+                return Err(ConfigError::Invalid {
+                    option: "sasl-mechanism",
+                    reason: "SASL needs a mechanism, a user name and a password together".into(),
+                });
+            }
+        };
+        let listen = match self.listen {
+            Some(addr) => addr,
+            None => match file.listen {
+                Some(text) => text.parse().map_err(|e| ConfigError::Invalid {
+                    option: "listen",
+                    reason: format!("{text:?}: {e}"),
+                })?,
+                None => SocketAddr::from(([127, 0, 0, 1], 9464)),
+            },
+        };
+
+        let mut b = RelayOptions::builder();
+        if let Some(v) = self.relay_id.or(file.relay_id) {
+            b = b.relay_id(v);
+        }
+        if let Some(v) = self.bucket_count.or(file.bucket_count) {
+            b = b.bucket_count(v);
+        }
+        if let Some(v) = self.batch_size.or(file.batch_size) {
+            b = b.batch_size(v);
+        }
+        macro_rules! duration {
+            ($cli:expr, $file:expr, $option:literal, $setter:ident) => {
+                if let Some(v) = $cli.or(file_duration($option, $file)?) {
+                    b = b.$setter(v);
+                }
+            };
+        }
+        duration!(
+            self.poll_interval,
+            file.poll_interval,
+            "poll-interval",
+            poll_interval
+        );
+        duration!(
+            self.lease_duration,
+            file.lease_duration,
+            "lease-duration",
+            lease_duration
+        );
+        duration!(
+            self.lease_renew_interval,
+            file.lease_renew_interval,
+            "lease-renew-interval",
+            lease_renew_interval
+        );
+        duration!(
+            self.max_publish_duration,
+            file.max_publish_duration,
+            "max-publish-duration",
+            max_publish_duration
+        );
+        duration!(
+            self.metrics_interval,
+            file.metrics_interval,
+            "metrics-interval",
+            metrics_collection_interval
+        );
+        duration!(
+            self.metrics_timeout,
+            file.metrics_timeout,
+            "metrics-timeout",
+            metrics_collection_timeout
+        );
+        duration!(
+            self.error_backoff,
+            file.error_backoff,
+            "error-backoff",
+            error_backoff
+        );
+        duration!(
+            self.max_error_backoff,
+            file.max_error_backoff,
+            "max-error-backoff",
+            max_error_backoff
+        );
+        if let Some(v) = self.message_id_header.or(file.message_id_header) {
+            b = b.message_id_header(v);
+        }
+        if let Some(v) = self.metrics_name.or(file.metrics_name) {
+            b = b.metrics_name(v);
+        }
+        b = b.backlog_sampling(
+            self.backlog_sampling
+                .or(file.backlog_sampling)
+                .unwrap_or(true),
+        );
+        if let Some(v) = self
+            .metrics_bucket_zero_only
+            .or(file.metrics_bucket_zero_only)
+        {
+            b = b.collect_metrics_on_bucket_zero_owner_only(v);
+        }
+        let relay = b.build()?;
+        let shutdown_grace = match self.shutdown_grace {
+            Some(d) => d,
+            None => file_duration("shutdown-grace", file.shutdown_grace)?
+                .unwrap_or(Duration::from_secs(10)),
+        };
+        Ok(Config {
+            database_url,
+            migrate: self.migrate.or(file.migrate).unwrap_or(false),
+            tables: Tables {
+                schema: self.schema.or(file.schema),
+                messages: self.messages_table.or(file.messages_table),
+                leases: self.leases_table.or(file.leases_table),
+                relays: self.relays_table.or(file.relays_table),
+            },
+            brokers,
+            client_id: self
+                .client_id
+                .or(file.client_id)
+                .unwrap_or_else(|| "outbox-relay".to_owned()),
+            tls: self.tls.or(file.tls).unwrap_or(false),
+            tls_ca_file: self.tls_ca_file.or(file.tls_ca_file),
+            sasl,
+            relay,
+            listen,
+            shutdown_grace,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cli(args: &[&str]) -> Cli {
+        let mut argv = vec!["outbox-relay"];
+        argv.extend_from_slice(args);
+        Cli::try_parse_from(argv).unwrap()
+    }
+
+    #[test]
+    fn minimal_flags_resolve_with_defaults() {
+        let c = cli(&[
+            "--database-url",
+            "sqlite://x.db",
+            "--brokers",
+            "127.0.0.1:9092",
+        ])
+        .resolve()
+        .unwrap();
+        assert_eq!(c.brokers, vec!["127.0.0.1:9092"]);
+        assert_eq!(c.relay.bucket_count().get(), 8);
+        assert!(c.relay.backlog_sampling());
+        assert_eq!(c.listen, SocketAddr::from(([127, 0, 0, 1], 9464)));
+        assert_eq!(c.shutdown_grace, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn missing_and_invalid_values_name_the_option() {
+        let e = cli(&["--brokers", "b:1"])
+            .resolve()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("OUTBOX_DATABASE_URL"), "{e}");
+        let e = cli(&["--database-url", "sqlite://x", "--brokers", "nope"])
+            .resolve()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("brokers") && e.contains("host:port"), "{e}");
+        let e = cli(&["--database-url", "oracle://x", "--brokers", "b:1"])
+            .resolve()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("database-url"), "{e}");
+        let e = cli(&[
+            "--database-url",
+            "sqlite://x",
+            "--brokers",
+            "b:1",
+            "--lease-renew-interval",
+            "40s",
+        ])
+        .resolve()
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("lease_renew_interval"), "{e}");
+        let e = cli(&[
+            "--database-url",
+            "sqlite://x",
+            "--brokers",
+            "b:1",
+            "--sasl-mechanism",
+            "plain",
+        ])
+        .resolve()
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("together"), "{e}");
+        assert!(
+            Cli::try_parse_from(["outbox-relay", "--poll-interval", "5"]).is_err(),
+            "a duration needs a unit"
+        );
+    }
+
+    #[test]
+    fn the_file_fills_gaps_and_flags_win() {
+        let dir = std::env::temp_dir().join(format!("outbox-relay-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("relay.toml");
+        std::fs::write(
+            &path,
+            "database_url = \"postgres://db/x\"\nbrokers = \"k1:9092,k2:9092\"\nbucket_count = 16\npoll_interval = \"250ms\"\nmessages_table = \"orders_outbox\"\n",
+        )
+        .unwrap();
+        let c = cli(&["--config", path.to_str().unwrap(), "--bucket-count", "32"])
+            .resolve()
+            .unwrap();
+        assert_eq!(c.database_url, "postgres://db/x");
+        assert_eq!(c.brokers.len(), 2);
+        assert_eq!(c.relay.bucket_count().get(), 32, "flag beats file");
+        assert_eq!(c.relay.poll_interval(), Duration::from_millis(250));
+        assert_eq!(c.tables.messages.as_deref(), Some("orders_outbox"));
+        std::fs::write(&path, "databse_url = \"typo\"\n").unwrap();
+        let e = cli(&["--config", path.to_str().unwrap()])
+            .resolve()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

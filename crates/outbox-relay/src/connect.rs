@@ -1,0 +1,131 @@
+//! Builds the store and the publisher from the validated configuration.
+
+use std::sync::Arc;
+
+use outbox_kafka::rustls::pki_types::CertificateDer;
+use outbox_kafka::rustls::pki_types::pem::PemObject;
+use outbox_kafka::rustls::{ClientConfig, RootCertStore};
+use outbox_kafka::{KafkaPublisher, Sasl as KafkaSasl};
+use outbox_seaorm::{Migration, OutboxTables, SeaOrmStore};
+use sea_orm::{Database, DatabaseConnection};
+use sea_orm_migration::{MigrationTrait, SchemaManager};
+
+use crate::config::{Config, SaslMechanism};
+
+/// A start-up failure, with what to check.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Invalid table names.
+    #[error("table names: {0}")]
+    Tables(String),
+    /// The database could not be reached or migrated.
+    #[error("database: {0}")]
+    Database(String),
+    /// The publisher settings are invalid.
+    #[error("kafka: {0}")]
+    Kafka(String),
+    /// The TLS settings are invalid.
+    #[error("tls: {0}")]
+    Tls(String),
+}
+
+/// The table names from the configuration, validated.
+pub fn tables(config: &Config) -> Result<OutboxTables, StartError> {
+    let mut b = OutboxTables::builder();
+    if let Some(schema) = &config.tables.schema {
+        b = b.schema(schema.clone());
+    }
+    if let Some(name) = &config.tables.messages {
+        b = b.messages(name.clone());
+    }
+    if let Some(name) = &config.tables.leases {
+        b = b.leases(name.clone());
+    }
+    if let Some(name) = &config.tables.relays {
+        b = b.relays(name.clone());
+    }
+    b.build().map_err(|e| StartError::Tables(e.to_string()))
+}
+
+/// Connects the store (and a second connection for backlog samples), migrating first
+/// when asked.
+pub async fn store(config: &Config, tables: OutboxTables) -> Result<SeaOrmStore, StartError> {
+    let db_error = |e: sea_orm::DbErr| StartError::Database(e.to_string());
+    let db: DatabaseConnection = Database::connect(&config.database_url)
+        .await
+        .map_err(db_error)?;
+    if config.migrate {
+        let manager = SchemaManager::new(&db);
+        let exists = manager
+            .has_table(tables.messages())
+            .await
+            .map_err(db_error)?;
+        if !exists {
+            Migration::new(tables.clone())
+                .up(&manager)
+                .await
+                .map_err(db_error)?;
+            tracing::info!("created the outbox tables");
+        }
+    }
+    let metrics_db = Database::connect(&config.database_url)
+        .await
+        .map_err(db_error)?;
+    SeaOrmStore::new(db, tables)
+        .and_then(|store| store.with_metrics_connection(metrics_db))
+        .map_err(|e| StartError::Database(e.to_string()))
+}
+
+/// The Kafka publisher, with TLS and SASL as configured.
+pub fn publisher(config: &Config) -> Result<KafkaPublisher, StartError> {
+    let mut b = KafkaPublisher::builder(config.brokers.iter().map(String::as_str))
+        .client_id(config.client_id.clone())
+        .message_id_header(config.relay.message_id_header());
+    if config.tls {
+        b = b.tls(Arc::new(tls_config(config)?));
+    }
+    if let Some(sasl) = &config.sasl {
+        let (user, password) = (sasl.username.clone(), sasl.password.clone());
+        b = b.sasl(match sasl.mechanism {
+            SaslMechanism::Plain => KafkaSasl::Plain {
+                username: user,
+                password,
+            },
+            SaslMechanism::ScramSha256 => KafkaSasl::ScramSha256 {
+                username: user,
+                password,
+            },
+            SaslMechanism::ScramSha512 => KafkaSasl::ScramSha512 {
+                username: user,
+                password,
+            },
+        });
+    }
+    b.build().map_err(|e| StartError::Kafka(e.to_string()))
+}
+
+fn tls_config(config: &Config) -> Result<ClientConfig, StartError> {
+    let mut roots = RootCertStore::empty();
+    match &config.tls_ca_file {
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .map_err(|e| StartError::Tls(format!("{}: {e}", path.display())))?;
+            for cert in certs {
+                let cert = cert.map_err(|e| StartError::Tls(format!("{}: {e}", path.display())))?;
+                roots
+                    .add(cert)
+                    .map_err(|e| StartError::Tls(format!("{}: {e}", path.display())))?;
+            }
+            if roots.is_empty() {
+                return Err(StartError::Tls(format!(
+                    "{} holds no certificate",
+                    path.display()
+                )));
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    Ok(ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}

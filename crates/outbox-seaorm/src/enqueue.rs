@@ -1,0 +1,275 @@
+//! Writing outbox rows in the caller's transaction.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use outbox_core::{CommitNotifier, EnqueueConfig, MessageBuilder, NoopNotifier, OutboxMessage};
+use sea_orm::{
+    ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, TransactionTrait, Value,
+};
+use sea_query::Query;
+
+use crate::backend::Backend;
+use crate::entity::message::{self, timestamp_to_datetime};
+use crate::error::EnqueueError;
+use crate::tables::OutboxTables;
+use crate::transaction::OutboxTransaction;
+
+/// Rows per `INSERT` statement: 8 bound values each, so one statement stays far below
+/// every backend's parameter limit (SQLite's historical minimum is 999).
+const ROWS_PER_INSERT: usize = 100;
+
+/// The writer side of one outbox: table names, enqueue settings and the notifier to wake
+/// after commits. Cheap to clone; build one at startup and share it.
+///
+/// Where a row goes decides when the local relay hears about it:
+///
+/// | `enqueue(target, ..)` with | the row commits | the relay is woken |
+/// |---|---|---|
+/// | [`OutboxTransaction`] (from [`begin`](Self::begin) / [`transaction`](Self::transaction)) | with the transaction | after a successful commit, with the buckets of every row enqueued in it |
+/// | [`DatabaseConnection`] (no explicit transaction) | at once | right after the insert succeeded |
+/// | a plain [`DatabaseTransaction`] | with the transaction | not at all: it finds the rows by polling, or call [`notify`](Self::notify) after your commit |
+///
+/// A rollback, a failed commit or a transaction dropped without commit wakes nothing.
+/// Nobody waits for Kafka: a notification only records a hint and returns.
+#[derive(Clone)]
+pub struct Outbox {
+    tables: Arc<OutboxTables>,
+    config: EnqueueConfig,
+    notifier: Arc<dyn CommitNotifier>,
+}
+
+impl fmt::Debug for Outbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Outbox")
+            .field("tables", &self.tables)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What an enqueue wrote: how many rows, in which buckets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Enqueued {
+    count: usize,
+    buckets: Vec<i32>,
+}
+
+impl Enqueued {
+    fn of(rows: &[OutboxMessage]) -> Self {
+        let buckets: BTreeSet<i32> = rows.iter().map(|m| m.bucket).collect();
+        Enqueued {
+            count: rows.len(),
+            buckets: buckets.into_iter().collect(),
+        }
+    }
+
+    /// Rows written.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The distinct buckets of the rows written, ascending.
+    pub fn buckets(&self) -> &[i32] {
+        &self.buckets
+    }
+}
+
+impl Outbox {
+    /// An outbox writing to `tables` with `config` (whose bucket count must match every
+    /// relay's). Until [`with_notifier`](Self::with_notifier) is called, commits wake
+    /// nobody and relays find the rows by polling.
+    pub fn new(tables: OutboxTables, config: EnqueueConfig) -> Self {
+        Outbox {
+            tables: Arc::new(tables),
+            config,
+            notifier: Arc::new(NoopNotifier),
+        }
+    }
+
+    /// Wakes this notifier after commits, typically the local relay's
+    /// (`RelayHandle::notifier()`).
+    pub fn with_notifier(mut self, notifier: Arc<dyn CommitNotifier>) -> Self {
+        self.notifier = notifier;
+        self
+    }
+
+    /// The table names.
+    pub fn tables(&self) -> &OutboxTables {
+        &self.tables
+    }
+
+    /// The enqueue settings.
+    pub fn config(&self) -> &EnqueueConfig {
+        &self.config
+    }
+
+    /// Validates `message` with this outbox's settings (computing its bucket) and inserts
+    /// it through `target`. See the type docs for when the relay is woken.
+    pub async fn enqueue<T: EnqueueTarget>(
+        &self,
+        target: &T,
+        message: MessageBuilder,
+    ) -> Result<Enqueued, EnqueueError> {
+        self.enqueue_all(target, [message]).await
+    }
+
+    /// Like [`enqueue`](Self::enqueue) for many messages, written with multi-row
+    /// inserts. Every message is validated first: one invalid message means nothing is
+    /// written.
+    ///
+    /// Through a plain [`DatabaseConnection`], more than one statement's worth of rows
+    /// (over 100) is wrapped in a transaction of its own so that all or none commit.
+    pub async fn enqueue_all<T, I>(&self, target: &T, messages: I) -> Result<Enqueued, EnqueueError>
+    where
+        T: EnqueueTarget,
+        I: IntoIterator<Item = MessageBuilder>,
+    {
+        let rows = messages
+            .into_iter()
+            .enumerate()
+            .map(|(index, m)| {
+                m.build(&self.config)
+                    .map_err(|source| EnqueueError::Invalid { index, source })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if rows.is_empty() {
+            return Ok(Enqueued::default());
+        }
+        let done = Enqueued::of(&rows);
+        match target.hook() {
+            Hook::Autocommit(db) if rows.len() > ROWS_PER_INSERT => {
+                let txn = db.begin().await?;
+                insert_rows(&txn, &self.tables, &rows).await?;
+                txn.commit().await?;
+                self.notify(&done);
+            }
+            Hook::Autocommit(db) => {
+                insert_rows(db, &self.tables, &rows).await?;
+                self.notify(&done);
+            }
+            Hook::OnCommit(txn) => {
+                insert_rows(txn, &self.tables, &rows).await?;
+                txn.record(&self.notifier, &done.buckets);
+            }
+            Hook::None => insert_rows(target, &self.tables, &rows).await?,
+        }
+        Ok(done)
+    }
+
+    /// Wakes the notifier for rows you committed yourself (enqueued through a plain
+    /// [`DatabaseTransaction`]). Call it only after the commit succeeded.
+    pub fn notify(&self, enqueued: &Enqueued) {
+        if !enqueued.is_empty() {
+            self.notifier.notify_buckets(&enqueued.buckets);
+        }
+    }
+
+    /// Begins a transaction whose [`commit`](OutboxTransaction::commit) wakes the relay
+    /// for the rows enqueued in it. Use it like a [`DatabaseTransaction`]: it implements
+    /// [`ConnectionTrait`], so entities and queries run on it directly.
+    pub async fn begin(&self, db: &DatabaseConnection) -> Result<OutboxTransaction, DbErr> {
+        Ok(OutboxTransaction::new(db.begin().await?, self.clone()))
+    }
+}
+
+/// Inserts `rows` exactly as given, with no validation and no notification: the
+/// low-level write under [`Outbox::enqueue_all`], for tools that move already-built rows
+/// (re-enqueueing a repaired record, say). The rows' buckets must have been computed with
+/// the relays' bucket count.
+pub async fn insert_rows<C: ConnectionTrait>(
+    conn: &C,
+    tables: &OutboxTables,
+    rows: &[OutboxMessage],
+) -> Result<(), EnqueueError> {
+    Backend::try_from(conn.get_database_backend())?;
+    use message::Column as C;
+    for (chunk_index, chunk) in rows.chunks(ROWS_PER_INSERT).enumerate() {
+        let mut insert = Query::insert();
+        insert.into_table(tables.messages_name()).columns([
+            C::MessageId,
+            C::Bucket,
+            C::Topic,
+            C::Key,
+            C::Value,
+            C::Headers,
+            C::Partition,
+            C::CreatedAt,
+        ]);
+        for (i, m) in chunk.iter().enumerate() {
+            let index = chunk_index * ROWS_PER_INSERT + i;
+            let created_at =
+                timestamp_to_datetime(m.created_at).ok_or(EnqueueError::CreatedAtOutOfRange {
+                    index,
+                    created_at: m.created_at,
+                })?;
+            let values: [Value; 8] = [
+                m.message_id.into(),
+                m.bucket.into(),
+                m.topic.clone().into(),
+                m.key.clone().into(),
+                m.value.clone().into(),
+                m.headers.clone().into(),
+                m.partition.into(),
+                created_at.into(),
+            ];
+            insert
+                .values(values.map(Into::into))
+                .map_err(|e| DbErr::Custom(format!("building the outbox insert: {e}")))?;
+        }
+        conn.execute(&insert).await?;
+    }
+    Ok(())
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for sea_orm::DatabaseConnection {}
+    impl Sealed for sea_orm::DatabaseTransaction {}
+    impl Sealed for crate::transaction::OutboxTransaction {}
+}
+
+/// Where [`Outbox::enqueue`] can write: a [`DatabaseConnection`] (implicit commit), an
+/// [`OutboxTransaction`] (notifies after commit) or a plain [`DatabaseTransaction`] (no
+/// notification). Sealed: the commit semantics of each are part of the contract.
+pub trait EnqueueTarget: ConnectionTrait + Send + Sync + sealed::Sealed {
+    /// How the target commits. An implementation detail.
+    #[doc(hidden)]
+    fn hook(&self) -> Hook<'_>;
+}
+
+/// How an [`EnqueueTarget`] commits. An implementation detail.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum Hook<'a> {
+    /// Each statement commits by itself.
+    Autocommit(&'a DatabaseConnection),
+    /// Buckets are recorded and announced after the commit.
+    OnCommit(&'a OutboxTransaction),
+    /// The caller commits; nobody is told.
+    None,
+}
+
+impl EnqueueTarget for DatabaseConnection {
+    fn hook(&self) -> Hook<'_> {
+        Hook::Autocommit(self)
+    }
+}
+
+impl EnqueueTarget for DatabaseTransaction {
+    fn hook(&self) -> Hook<'_> {
+        Hook::None
+    }
+}
+
+impl EnqueueTarget for OutboxTransaction {
+    fn hook(&self) -> Hook<'_> {
+        Hook::OnCommit(self)
+    }
+}

@@ -1,0 +1,152 @@
+//! Pending probe, batch reads and exact deletes of the messages table.
+
+use outbox_core::{Misconfiguration, OutboxMessage, StoreError};
+use sea_orm::{ConnectionTrait, DatabaseConnection, FromQueryResult};
+use sea_query::{Alias, Expr, ExprTrait, Order, Query, SelectStatement, UnionType};
+
+use super::{MAX_IN_LIST, unavailable};
+use crate::entity::message;
+use crate::tables::OutboxTables;
+
+/// Owned buckets probed per statement. SQLite caps a compound `SELECT` at 500 terms by
+/// default; relays rarely own more than this.
+const PROBE_BUCKETS_PER_QUERY: usize = 128;
+
+/// Which owned buckets hold rows, and whether any row sits outside `0..bucket_count`, in
+/// one statement (for up to [`PROBE_BUCKETS_PER_QUERY`] owned buckets).
+///
+/// The statement is a `UNION ALL` of one-row index seeks on `(bucket, id)`: one per owned
+/// bucket (`WHERE bucket = b LIMIT 1`), plus `bucket < 0` and `bucket >= bucket_count`.
+/// Its cost follows the number of owned buckets, not the backlog, unlike
+/// `SELECT DISTINCT bucket`, which reads every pending row.
+pub(crate) async fn buckets_with_pending(
+    db: &DatabaseConnection,
+    tables: &OutboxTables,
+    owned: &[i32],
+    bucket_count: u32,
+) -> Result<Vec<i32>, StoreError> {
+    let count = i64::from(bucket_count);
+    let mut owned: Vec<i32> = owned
+        .iter()
+        .copied()
+        .filter(|b| *b >= 0 && i64::from(*b) < count)
+        .collect();
+    owned.sort_unstable();
+    owned.dedup();
+
+    let mut found = Vec::new();
+    let mut chunks: Vec<&[i32]> = owned.chunks(PROBE_BUCKETS_PER_QUERY).collect();
+    if chunks.is_empty() {
+        chunks.push(&[]);
+    }
+    for (i, chunk) in chunks.into_iter().enumerate() {
+        let mut seeks: Vec<Expr> = chunk
+            .iter()
+            .map(|b| Expr::col(message::Column::Bucket).eq(*b))
+            .collect();
+        if i == 0 {
+            // The misconfiguration probe rides along with the first statement.
+            seeks.push(Expr::col(message::Column::Bucket).lt(0));
+            seeks.push(Expr::col(message::Column::Bucket).gte(count));
+        }
+        let Some(stmt) = union_of_seeks(tables, seeks) else {
+            continue;
+        };
+        for row in db.query_all(&stmt).await.map_err(unavailable)? {
+            found.push(row.try_get::<i32>("", "bucket").map_err(unavailable)?);
+        }
+    }
+    if let Some(bucket) = found.iter().find(|b| **b < 0 || i64::from(**b) >= count) {
+        return Err(Misconfiguration::BucketOutOfRange {
+            bucket: *bucket,
+            bucket_count,
+        }
+        .into());
+    }
+    found.sort_unstable();
+    found.dedup();
+    Ok(found)
+}
+
+/// `SELECT bucket FROM (SELECT bucket FROM m WHERE <seek> LIMIT 1) AS p0 UNION ALL ...`.
+/// Each seek sits in a derived table because PostgreSQL and SQLite allow no `LIMIT` on
+/// a bare `UNION` member.
+fn union_of_seeks(tables: &OutboxTables, seeks: Vec<Expr>) -> Option<SelectStatement> {
+    let mut parts = seeks.into_iter().enumerate().map(|(i, seek)| {
+        let inner = Query::select()
+            .column(message::Column::Bucket)
+            .from(tables.messages_name())
+            .and_where(seek)
+            .limit(1)
+            .to_owned();
+        Query::select()
+            .column(message::Column::Bucket)
+            .from_subquery(inner, Alias::new(format!("p{i}")))
+            .to_owned()
+    });
+    let mut first = parts.next()?;
+    for part in parts {
+        first.union(UnionType::All, part);
+    }
+    Some(first)
+}
+
+pub(crate) async fn next_batch(
+    db: &DatabaseConnection,
+    tables: &OutboxTables,
+    bucket: i32,
+    limit: usize,
+) -> Result<Vec<OutboxMessage>, StoreError> {
+    use message::Column as C;
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let stmt = Query::select()
+        .columns([
+            C::Id,
+            C::MessageId,
+            C::Bucket,
+            C::Topic,
+            C::Key,
+            C::Value,
+            C::Headers,
+            C::Partition,
+            C::CreatedAt,
+        ])
+        .from(tables.messages_name())
+        .and_where(Expr::col(C::Bucket).eq(bucket))
+        .order_by(C::Id, Order::Asc)
+        .limit(u64::try_from(limit).unwrap_or(u64::MAX))
+        .to_owned();
+    let rows = db.query_all(&stmt).await.map_err(unavailable)?;
+    rows.iter()
+        .map(|row| {
+            message::Model::from_query_result(row, "")
+                .map(OutboxMessage::from)
+                .map_err(unavailable)
+        })
+        .collect()
+}
+
+/// Deletes exactly the listed rows: `WHERE bucket = ? AND id IN (...) AND message_id IN
+/// (...)`. Never a range: a lower id that committed after the batch was read is still
+/// unpublished. The message-id condition also protects a row that reused a deleted id.
+pub(crate) async fn mark_published(
+    db: &DatabaseConnection,
+    tables: &OutboxTables,
+    bucket: i32,
+    published: &[OutboxMessage],
+) -> Result<(), StoreError> {
+    use message::Column as C;
+    for chunk in published.chunks(MAX_IN_LIST / 2) {
+        let stmt = Query::delete()
+            .from_table(tables.messages_name())
+            .and_where(Expr::col(C::Bucket).eq(bucket))
+            .and_where(Expr::col(C::Id).is_in(chunk.iter().map(|m| m.id)))
+            .and_where(Expr::col(C::MessageId).is_in(chunk.iter().map(|m| m.message_id)))
+            .to_owned();
+        // Rows already gone (deleted by a relay that took the bucket over) are fine.
+        db.execute(&stmt).await.map_err(unavailable)?;
+    }
+    Ok(())
+}

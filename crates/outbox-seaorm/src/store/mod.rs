@@ -1,0 +1,213 @@
+//! The [`OutboxStore`] on sea-orm: leases, heartbeats, batches and backlog metrics.
+//!
+//! Every call is a handful of short autocommit statements on the pool: no transaction
+//! and no row lock outlives a statement, so a relay that stalls or dies blocks nobody.
+//! Lease safety rests on one primitive, the guarded conditional `UPDATE` (see
+//! [`leases`]).
+
+mod batches;
+mod leases;
+mod metrics;
+
+use std::sync::Arc;
+
+use outbox_core::{
+    LeaseRequest, OutboxMessage, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities,
+    StoreError,
+};
+use sea_orm::{DatabaseConnection, DbErr};
+use tracing::{Instrument, debug_span};
+
+use crate::backend::{Backend, UnsupportedBackend};
+
+/// Why a [`SeaOrmStore`] could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreSetupError {
+    /// The connection's database is not one this crate supports.
+    #[error(transparent)]
+    UnsupportedBackend(#[from] UnsupportedBackend),
+    /// The metrics pool reaches a different kind of database than the store's pool.
+    #[error("the metrics connection is {metrics:?}, but the store's connection is {store:?}")]
+    BackendMismatch {
+        /// The store's backend.
+        store: Backend,
+        /// The metrics connection's backend.
+        metrics: Backend,
+    },
+}
+use crate::tables::OutboxTables;
+
+/// Statements' `IN (...)` lists are cut at this many values, far below every backend's
+/// parameter limit.
+pub(crate) const MAX_IN_LIST: usize = 500;
+
+/// The outbox store for PostgreSQL, MySQL/MariaDB and SQLite.
+///
+/// Clones share the pool. Both optional capabilities are implemented: lease renewal
+/// during a publish, and whole-store backlog metrics.
+#[derive(Debug, Clone)]
+pub struct SeaOrmStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    db: DatabaseConnection,
+    metrics_db: DatabaseConnection,
+    tables: OutboxTables,
+    backend: Backend,
+}
+
+impl SeaOrmStore {
+    /// A store on `db` for the outbox in `tables`.
+    ///
+    /// Backlog metrics run on the same pool, each on a connection of its own (the relay
+    /// samples them concurrently with its other calls), unless
+    /// [`with_metrics_connection`](Self::with_metrics_connection) gives them a separate
+    /// pool.
+    pub fn new(db: DatabaseConnection, tables: OutboxTables) -> Result<Self, StoreSetupError> {
+        let backend = Backend::try_from(db.get_database_backend())?;
+        Ok(SeaOrmStore {
+            inner: Arc::new(Inner {
+                metrics_db: db.clone(),
+                db,
+                tables,
+                backend,
+            }),
+        })
+    }
+
+    /// Runs backlog metrics on this pool instead, so a slow whole-table aggregate never
+    /// waits for, or holds, a connection the relay needs. Must reach the same database.
+    pub fn with_metrics_connection(
+        self,
+        metrics_db: DatabaseConnection,
+    ) -> Result<Self, StoreSetupError> {
+        let backend = Backend::try_from(metrics_db.get_database_backend())?;
+        if backend != self.inner.backend {
+            return Err(StoreSetupError::BackendMismatch {
+                store: self.inner.backend,
+                metrics: backend,
+            });
+        }
+        Ok(SeaOrmStore {
+            inner: Arc::new(Inner {
+                db: self.inner.db.clone(),
+                metrics_db,
+                tables: self.inner.tables.clone(),
+                backend,
+            }),
+        })
+    }
+
+    /// The outbox's table names.
+    pub fn tables(&self) -> &OutboxTables {
+        &self.inner.tables
+    }
+
+    /// The pool the relay's calls run on.
+    pub fn connection(&self) -> &DatabaseConnection {
+        &self.inner.db
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> Backend {
+        self.inner.backend
+    }
+}
+
+/// Driver errors are retryable: the relay backs off and keeps every row.
+pub(crate) fn unavailable(e: DbErr) -> StoreError {
+    StoreError::unavailable(e)
+}
+
+impl OutboxStore for SeaOrmStore {
+    fn capabilities(&self) -> StoreCapabilities {
+        StoreCapabilities {
+            lease_renewal: true,
+            backlog_metrics: true,
+        }
+    }
+
+    async fn acquire_leases(&self, request: &LeaseRequest<'_>) -> Result<Vec<i32>, StoreError> {
+        let i = &self.inner;
+        let span = debug_span!(
+            "outbox_store.acquire_leases",
+            relay_id = request.relay_id,
+            bucket_count = request.bucket_count,
+        );
+        leases::acquire(&i.db, &i.tables, request)
+            .instrument(span)
+            .await
+    }
+
+    async fn buckets_with_pending(
+        &self,
+        owned: &[i32],
+        bucket_count: u32,
+    ) -> Result<Vec<i32>, StoreError> {
+        let i = &self.inner;
+        let span = debug_span!(
+            "outbox_store.buckets_with_pending",
+            owned = owned.len(),
+            bucket_count
+        );
+        batches::buckets_with_pending(&i.db, &i.tables, owned, bucket_count)
+            .instrument(span)
+            .await
+    }
+
+    async fn next_batch(
+        &self,
+        bucket: i32,
+        limit: usize,
+    ) -> Result<Vec<OutboxMessage>, StoreError> {
+        let i = &self.inner;
+        let span = debug_span!("outbox_store.next_batch", bucket, batch_size = limit);
+        batches::next_batch(&i.db, &i.tables, bucket, limit)
+            .instrument(span)
+            .await
+    }
+
+    async fn mark_published(
+        &self,
+        bucket: i32,
+        published: &[OutboxMessage],
+    ) -> Result<(), StoreError> {
+        let i = &self.inner;
+        let span = debug_span!(
+            "outbox_store.mark_published",
+            bucket,
+            batch_size = published.len()
+        );
+        batches::mark_published(&i.db, &i.tables, bucket, published)
+            .instrument(span)
+            .await
+    }
+
+    async fn renew_leases(
+        &self,
+        request: &LeaseRequest<'_>,
+        buckets: &[i32],
+    ) -> Result<RenewOutcome, StoreError> {
+        let i = &self.inner;
+        let span = debug_span!(
+            "outbox_store.renew_leases",
+            relay_id = request.relay_id,
+            buckets = buckets.len(),
+        );
+        leases::renew(&i.db, &i.tables, request, buckets)
+            .instrument(span)
+            .await
+    }
+
+    async fn pending_metrics(&self) -> Result<Option<PendingMetrics>, StoreError> {
+        let i = &self.inner;
+        let span = debug_span!("outbox_store.pending_metrics");
+        metrics::pending(&i.metrics_db, i.backend, &i.tables)
+            .instrument(span)
+            .await
+            .map(Some)
+    }
+}

@@ -1,0 +1,19 @@
+//! outbox-seaorm against real PostgreSQL, MariaDB/MySQL and SQLite.
+//!
+//! Each test runs once per database (`<test>::postgres`, `::mysql`, `::sqlite`) on
+//! uniquely named tables, so nextest's parallel processes can share the servers; a
+//! missing server fails the test, never skips it.
+
+// Test code: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod bad_input;
+mod competing;
+mod contract;
+mod external_writer;
+mod late_commit;
+mod migrations;
+mod relay_e2e;
+mod transactions;

@@ -1,0 +1,127 @@
+//! A real relay (outbox-core's driver) on the store: enqueue in a transaction, the relay
+//! publishes to an in-memory publisher and deletes the rows.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use outbox_core::driver::Relay;
+use outbox_core::testing::MemoryPublisher;
+use outbox_core::{OutboxMessage, RelayOptions};
+use outbox_seaorm::{EnqueueError, Outbox, OutboxTables};
+use sea_orm::ConnectionTrait;
+use sea_query::{Expr, ExprTrait, Query};
+
+use crate::on_each_database;
+use crate::support::TestDb;
+
+const BUCKETS: u32 = 4;
+
+async fn owned_by(tdb: &TestDb, tables: &OutboxTables, relay_id: &str) -> usize {
+    let stmt = Query::select()
+        .column("bucket")
+        .from(tables.leases_ref())
+        .and_where(Expr::col("owner").eq(relay_id))
+        .to_owned();
+    tdb.db.query_all(&stmt).await.unwrap().len()
+}
+
+/// Runs a relay on `tables`, enqueues through the commit hook and waits for the
+/// publication. Shared with the custom-schema test.
+pub async fn publish_end_to_end(tdb: &TestDb, tables: OutboxTables) {
+    let publisher = MemoryPublisher::new();
+    let relay_id = outbox_tests::unique_name("relay");
+    // A long poll interval: only the commit hint wakes the relay promptly.
+    let options = RelayOptions::builder()
+        .relay_id(relay_id.clone())
+        .bucket_count(BUCKETS)
+        .poll_interval(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let outbox = Outbox::new(tables.clone(), options.enqueue_config());
+    let relay = Relay::spawn(tdb.store(&tables), publisher.clone(), options).unwrap();
+    let outbox = outbox.with_notifier(relay.notifier());
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while owned_by(tdb, &tables, &relay_id).await < BUCKETS as usize {
+        assert!(
+            Instant::now() < deadline,
+            "the relay never acquired its leases"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Rolled back: must never be published.
+    let txn = outbox.begin(&tdb.db).await.unwrap();
+    txn.enqueue(
+        OutboxMessage::builder("orders")
+            .key("ghost")
+            .value("rolled back"),
+    )
+    .await
+    .unwrap();
+    txn.rollback().await.unwrap();
+
+    let committed_at = Instant::now();
+    outbox
+        .transaction::<_, (), EnqueueError>(&tdb.db, |txn| {
+            Box::pin(async move {
+                for seq in 0..3 {
+                    for key in ["k0", "k1", "k2", "k3"] {
+                        txn.enqueue(
+                            OutboxMessage::builder("orders")
+                                .key(key)
+                                .value(format!("{key}:{seq}")),
+                        )
+                        .await?;
+                    }
+                }
+                Ok(())
+            })
+        })
+        .await
+        .unwrap();
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while publisher.records().len() < 12 || tdb.count(&tables).await > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "not published and deleted in time: {} published, {} pending",
+            publisher.records().len(),
+            tdb.count(&tables).await
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let latency = committed_at.elapsed();
+    relay.stop(Duration::from_secs(5)).await.unwrap();
+
+    let records = publisher.records();
+    assert_eq!(records.len(), 12, "each row once");
+    assert!(
+        records
+            .iter()
+            .all(|r| r.key.as_deref() != Some(b"ghost".as_slice()))
+    );
+    for key in ["k0", "k1", "k2", "k3"] {
+        let values: Vec<String> = records
+            .iter()
+            .filter(|r| r.key.as_deref() == Some(key.as_bytes()))
+            .map(|r| String::from_utf8(r.value.clone().unwrap()).unwrap())
+            .collect();
+        assert_eq!(
+            values,
+            (0..3).map(|s| format!("{key}:{s}")).collect::<Vec<_>>()
+        );
+    }
+    // The poll interval is 60 s; the relay found the rows through the commit hint.
+    assert!(
+        latency < Duration::from_secs(8),
+        "took {latency:?}: the hint did not wake the relay"
+    );
+}
+
+async fn relay_publishes_and_deletes(tdb: Arc<TestDb>) {
+    let tables = tdb.fresh_tables().await;
+    publish_end_to_end(&tdb, tables).await;
+}
+
+on_each_database!(relay_end_to_end => super::relay_publishes_and_deletes);

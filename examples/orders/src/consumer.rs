@@ -1,0 +1,103 @@
+//! A consumer that deduplicates on the message-id header, as every consumer of an
+//! at-least-once outbox should.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rskafka::client::Client;
+use rskafka::client::partition::UnknownTopicHandling;
+use uuid::Uuid;
+
+/// A record seen for the first time.
+#[derive(Debug)]
+pub struct Delivery {
+    /// The message id from the header.
+    pub message_id: Uuid,
+    /// Partition it was read from.
+    pub partition: i32,
+    /// Record key as text.
+    pub key: String,
+    /// Record value as text.
+    pub value: String,
+}
+
+/// Reads every partition of a topic from the start, drops repeated message ids.
+pub struct Consumer {
+    client: Arc<Client>,
+    topic: String,
+    partitions: i32,
+    header: String,
+    offsets: Vec<i64>,
+    seen: HashSet<Uuid>,
+    /// Copies dropped because their message id was already processed.
+    pub duplicates: u64,
+    /// Records without a valid message-id header (none expected).
+    pub unidentified: u64,
+}
+
+impl Consumer {
+    /// A consumer of `partitions` partitions of `topic`, deduplicating on `header`.
+    pub fn new(client: Arc<Client>, topic: &str, partitions: i32, header: &str) -> Self {
+        Consumer {
+            client,
+            topic: topic.to_owned(),
+            partitions,
+            header: header.to_owned(),
+            offsets: vec![0; usize::try_from(partitions).unwrap_or(0)],
+            seen: HashSet::new(),
+            duplicates: 0,
+            unidentified: 0,
+        }
+    }
+
+    /// One pass over every partition; returns the first deliveries found.
+    pub async fn poll(&mut self) -> anyhow::Result<Vec<Delivery>> {
+        let mut fresh = Vec::new();
+        for partition in 0..self.partitions {
+            let index = usize::try_from(partition)?;
+            let client = self
+                .client
+                .partition_client(&self.topic, partition, UnknownTopicHandling::Retry)
+                .await?;
+            // Fetch reports the true high watermark; read until it, never past it.
+            let (records, high_watermark) = client
+                .fetch_records(self.offsets[index], 1..1_000_000, 50)
+                .await?;
+            for record in records {
+                self.offsets[index] = record.offset + 1;
+                let id = record
+                    .record
+                    .headers
+                    .get(&self.header)
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .and_then(|s| Uuid::parse_str(s).ok());
+                let Some(message_id) = id else {
+                    self.unidentified += 1;
+                    continue;
+                };
+                if !self.seen.insert(message_id) {
+                    self.duplicates += 1; // already processed: drop it
+                    continue;
+                }
+                let text = |b: Option<Vec<u8>>| {
+                    b.map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .unwrap_or_default()
+                };
+                fresh.push(Delivery {
+                    message_id,
+                    partition,
+                    key: text(record.record.key),
+                    value: text(record.record.value),
+                });
+            }
+            debug_assert!(self.offsets[index] <= high_watermark);
+        }
+        Ok(fresh)
+    }
+
+    /// Waits a little between passes.
+    pub async fn pause() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,240 @@
+//! The demo: an orders service places orders on SQLite (or PostgreSQL / MariaDB), each
+//! order row and its event in one transaction; the relay publishes the events to Kafka;
+//! a consumer deduplicates on the message-id header and prints what it receives.
+//!
+//! Run it with `cargo xtask demo` (which starts a local broker first), or directly:
+//! `cargo run -p orders-demo -- --brokers 127.0.0.1:9092`.
+
+mod consumer;
+mod orders;
+mod report;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use outbox_core::driver::Relay;
+use outbox_core::{CommitNotifier, RelayOptions};
+use outbox_kafka::KafkaPublisher;
+use outbox_seaorm::{Outbox, OutboxTables, SeaOrmStore};
+use rskafka::client::ClientBuilder;
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Schema};
+use sea_orm_migration::MigratorTrait;
+use uuid::Uuid;
+
+use crate::consumer::Consumer;
+use crate::orders::{Placed, place_order};
+use crate::report::{Progress, Summary};
+
+const TOPIC: &str = "orders";
+const PARTITIONS: i32 = 8;
+
+#[derive(Debug, Parser)]
+#[command(about = "Transactional outbox demo: orders service, relay and deduplicating consumer")]
+struct Args {
+    /// Kafka bootstrap server.
+    #[arg(long, default_value = "127.0.0.1:19092")]
+    brokers: String,
+    /// Database URL; the default is a fresh SQLite file under target/demo/.
+    #[arg(long)]
+    database_url: Option<String>,
+    /// Orders to place.
+    #[arg(long, default_value_t = 2_000)]
+    orders: u32,
+    /// Orders per second.
+    #[arg(long, default_value_t = 500)]
+    rate: u32,
+    /// Print every n-th received record.
+    #[arg(long, default_value_t = 250)]
+    print_every: u64,
+}
+
+/// The application's migrator: its own tables plus the outbox's, added in one line.
+struct Migrator;
+
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn sea_orm_migration::MigrationTrait>> {
+        vec![Box::new(outbox_seaorm::Migration::default())]
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+        .init();
+    let args = Args::parse();
+    let metrics = outbox_core::metrics::prometheus::builder()?.install_recorder()?;
+
+    // The database: orders table and outbox tables.
+    let url = match &args.database_url {
+        Some(url) => url.clone(),
+        None => {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/demo");
+            std::fs::create_dir_all(&dir)?;
+            let file = dir.join(format!("orders-{}.db", std::process::id()));
+            format!("sqlite://{}?mode=rwc", file.display())
+        }
+    };
+    let db = Database::connect(&url).await?;
+    Migrator::up(&db, None).await?;
+    create_orders_table(&db).await?;
+    println!("database   {url}");
+
+    // The topic.
+    let kafka = Arc::new(
+        ClientBuilder::new(vec![args.brokers.clone()])
+            .build()
+            .await?,
+    );
+    match kafka
+        .controller_client()?
+        .create_topic(TOPIC, PARTITIONS, 1, 5_000)
+        .await
+    {
+        Ok(()) | Err(rskafka::client::error::Error::ServerError { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    println!(
+        "broker     {} (topic {TOPIC}, {PARTITIONS} partitions)",
+        args.brokers
+    );
+
+    // The relay, in this process: sea-orm store + Kafka publisher.
+    let options = RelayOptions::builder()
+        .metrics_name("orders-demo")
+        .backlog_sampling(true)
+        .build()?;
+    // The store gets its own pool: on SQLite a pool is one connection, and the writer's
+    // open transactions must not hold the relay up.
+    let store = SeaOrmStore::new(Database::connect(&url).await?, OutboxTables::default())?;
+    let publisher = KafkaPublisher::builder([args.brokers.as_str()])
+        .client_id("orders-demo-relay")
+        .build()?;
+    let relay = Relay::spawn(store, publisher, options.clone())?;
+    let notifier: Arc<dyn CommitNotifier> = relay.notifier();
+    let outbox =
+        Outbox::new(OutboxTables::default(), options.enqueue_config()).with_notifier(notifier);
+    println!("relay      {}", relay.relay_id());
+
+    // The service places orders; commit instants are kept for the latency figures.
+    let committed: Arc<Mutex<HashMap<Uuid, Instant>>> = Arc::default();
+    let mut writer = Some({
+        let (db, outbox, committed) = (db.clone(), outbox.clone(), Arc::clone(&committed));
+        let (count, rate) = (args.orders, args.rate.max(1));
+        tokio::spawn(async move { write_orders(&db, &outbox, &committed, count, rate).await })
+    });
+
+    // The consumer runs until every committed order arrived.
+    let mut consumer = Consumer::new(
+        Arc::clone(&kafka),
+        TOPIC,
+        PARTITIONS,
+        options.message_id_header(),
+    );
+    let mut progress = Progress::new(u64::from(args.orders));
+    let mut latencies = Vec::new();
+    let started = Instant::now();
+    let mut placed = None;
+    loop {
+        for delivery in consumer.poll().await? {
+            let commit = committed
+                .lock()
+                .map(|c| c.get(&delivery.message_id).copied())
+                .unwrap_or(None);
+            if let Some(at) = commit {
+                latencies.push(at.elapsed());
+            }
+            progress.received(&delivery, args.print_every);
+        }
+        if let Some(handle) = writer.take_if(|w| w.is_finished()) {
+            let outcome = handle.await??;
+            progress.expect(outcome.committed);
+            placed = Some(outcome);
+        }
+        if placed
+            .as_ref()
+            .is_some_and(|o| progress.received_count() >= o.committed)
+        {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(300) {
+            anyhow::bail!("not every committed order arrived within 5 minutes");
+        }
+        Consumer::pause().await;
+    }
+    progress.finish();
+    relay.stop(Duration::from_secs(10)).await?;
+    let Some(outcome) = placed else {
+        anyhow::bail!("the writer did not finish")
+    };
+    let consistent = Summary {
+        placed: outcome.committed + outcome.rolled_back,
+        rolled_back: outcome.rolled_back,
+        published: progress.received_count(),
+        duplicates: consumer.duplicates,
+        unidentified: consumer.unidentified,
+        latencies,
+        elapsed: started.elapsed(),
+    }
+    .print();
+    println!("\nthe relay's instruments (Prometheus text):");
+    for line in metrics
+        .render()
+        .lines()
+        .filter(|l| l.starts_with("outbox_") && !l.contains("_bucket{"))
+    {
+        println!("  {line}");
+    }
+    anyhow::ensure!(consistent, "the demo's counts do not add up");
+    Ok(())
+}
+
+async fn create_orders_table(db: &DatabaseConnection) -> anyhow::Result<()> {
+    let schema = Schema::new(db.get_database_backend());
+    let mut create = schema.create_table_from_entity(orders::order::Entity);
+    create.if_not_exists();
+    db.execute(&create).await?;
+    Ok(())
+}
+
+/// What the writer did.
+struct Written {
+    committed: u64,
+    rolled_back: u64,
+}
+
+async fn write_orders(
+    db: &DatabaseConnection,
+    outbox: &Outbox,
+    committed: &Mutex<HashMap<Uuid, Instant>>,
+    count: u32,
+    rate: u32,
+) -> anyhow::Result<Written> {
+    let mut written = Written {
+        committed: 0,
+        rolled_back: 0,
+    };
+    let mut tick = tokio::time::interval(Duration::from_secs(1) / rate);
+    for n in 0..count {
+        tick.tick().await;
+        let customer = format!("customer-{}", n % 40);
+        // Every 25th order breaks a business rule after its writes: it is rolled back.
+        let amount = if n % 25 == 24 {
+            -1
+        } else {
+            100 + i64::from(n % 7) * 250
+        };
+        match place_order(db, outbox, &customer, amount).await? {
+            Placed::Committed { message_id } => {
+                if let Ok(mut map) = committed.lock() {
+                    map.insert(message_id, Instant::now());
+                }
+                written.committed += 1;
+            }
+            Placed::RolledBack => written.rolled_back += 1,
+        }
+    }
+    Ok(written)
+}
