@@ -20,7 +20,8 @@
 //! A gauge cannot be withdrawn through the facade, so while no sample is available the
 //! count and age gauges read NaN rather than a misleading zero: PromQL comparisons on NaN
 //! are false and dashboards show a gap. A store that knows the count but not the
-//! timestamps (SQLite) leaves the age at NaN while `available` is 1.
+//! timestamps leaves the age at NaN while `available` is 1 (`outbox-seaorm` dates the
+//! oldest row on all three of its databases, SQLite included).
 //!
 //! Backlog sampling runs only when
 //! [`backlog_sampling`](crate::RelayOptionsBuilder::backlog_sampling) is enabled (the
