@@ -1,0 +1,236 @@
+//! The `outbox-relay` binary as an operator runs it: real process, SQLite database, the
+//! broker started by `cargo xtask test`, HTTP endpoints, signals and exit codes.
+// Tests report failures by panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use outbox_core::metrics::names;
+
+const BIN: &str = env!("CARGO_BIN_EXE_outbox-relay");
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn sqlite_file(tag: &str) -> String {
+    let path = std::env::temp_dir().join(format!("outbox-relay-{tag}-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    format!("sqlite://{}?mode=rwc", path.display())
+}
+
+fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.1\r\nhost: localhost\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.split_whitespace().nth(1)?.parse().ok()?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    Some((status, body))
+}
+
+fn wait_for(mut check: impl FnMut() -> bool, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    check()
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(BIN)
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_exit(child: &mut Child, within: Duration) -> ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the relay did not exit in time");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn serves_health_readiness_and_every_instrument_then_stops_on_sigterm() {
+    outbox_tests::require_broker();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let url = sqlite_file("endpoints");
+    let mut relay = spawn(&[
+        "--database-url",
+        &url,
+        "--migrate",
+        "true",
+        "--brokers",
+        &outbox_tests::brokers(),
+        "--listen",
+        &listen,
+    ]);
+    assert!(
+        wait_for(
+            || get(port, "/healthz").is_some_and(|(s, _)| s == 200),
+            Duration::from_secs(30)
+        ),
+        "healthz"
+    );
+    assert!(
+        wait_for(
+            || get(port, "/readyz").is_some_and(|(s, _)| s == 200),
+            Duration::from_secs(30)
+        ),
+        "readyz once leases are acquired"
+    );
+    let mut metrics = String::new();
+    let all_present = wait_for(
+        || {
+            metrics = get(port, "/metrics")
+                .map(|(_, body)| body)
+                .unwrap_or_default();
+            // Histograms appear after the first cycle; everything else at start.
+            [
+                "outbox_owned_buckets",
+                "outbox_publish_acknowledged_total",
+                "outbox_publish_failures_total",
+                "outbox_lease_expirations_total",
+                "outbox_cycle_duration_seconds",
+                "outbox_pending_messages",
+                "outbox_pending_oldest_age_seconds",
+                "outbox_pending_available",
+            ]
+            .iter()
+            .all(|series| metrics.contains(series))
+        },
+        Duration::from_secs(30),
+    );
+    assert!(all_present, "instruments missing from /metrics:\n{metrics}");
+    assert_eq!(
+        names::ALL.len(),
+        9,
+        "the list above covers every instrument but publish.duration, which needs a publish"
+    );
+    assert_eq!(get(port, "/nope").map(|(s, _)| s), Some(404));
+    Command::new("kill")
+        .args(["-TERM", &relay.id().to_string()])
+        .status()
+        .unwrap();
+    let status = wait_exit(&mut relay, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(0), "SIGTERM is a clean stop");
+}
+
+#[test]
+fn invalid_configuration_exits_with_1_and_names_the_option() {
+    let output = Command::new(BIN)
+        .args([
+            "--database-url",
+            "sqlite://x.db",
+            "--brokers",
+            "127.0.0.1:9092",
+            "--lease-renew-interval",
+            "45s",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("lease_renew_interval"), "{stderr}");
+    let output = Command::new(BIN)
+        .args(["--brokers", "127.0.0.1:9092"])
+        .env_remove("OUTBOX_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("OUTBOX_DATABASE_URL"));
+}
+
+#[test]
+fn a_writer_with_a_larger_bucket_count_stops_the_relay_with_exit_2() {
+    outbox_tests::require_broker();
+    let url = sqlite_file("misconfigured");
+    // First run creates the tables, then stop it.
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let brokers = outbox_tests::brokers();
+    let mut first = spawn(&[
+        "--database-url",
+        &url,
+        "--migrate",
+        "true",
+        "--brokers",
+        &brokers,
+        "--listen",
+        &listen,
+    ]);
+    assert!(wait_for(
+        || get(port, "/readyz").is_some_and(|(s, _)| s == 200),
+        Duration::from_secs(30)
+    ));
+    Command::new("kill")
+        .args(["-TERM", &first.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(
+        wait_exit(&mut first, Duration::from_secs(30)).code(),
+        Some(0)
+    );
+    // A writer configured with 32 buckets leaves a row in bucket 20.
+    let path = url
+        .trim_start_matches("sqlite://")
+        .trim_end_matches("?mode=rwc")
+        .to_owned();
+    let status = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"insert into outbox_messages(message_id,bucket,topic,created_at) values (?,20,'t','2025-01-01 00:00:00+00:00')\", (bytes(16),)); c.commit()",
+            &path,
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut relay = spawn(&[
+        "--database-url",
+        &url,
+        "--brokers",
+        &brokers,
+        "--listen",
+        &listen,
+    ]);
+    let status = wait_exit(&mut relay, Duration::from_secs(60));
+    assert_eq!(
+        status.code(),
+        Some(2),
+        "fatal misconfiguration exits with 2"
+    );
+    let mut stderr = String::new();
+    relay
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(stderr.contains("bucket 20"), "{stderr}");
+}
