@@ -47,6 +47,11 @@
 //! 4. A sweep: `FetchBatch` for each ready bucket once, then `Publish`, then
 //!    `MarkPublished` for exactly the acknowledged prefix. A bucket that returned a full
 //!    batch stays ready for the next sweep; rebalancing and discovery run between sweeps.
+//! 5. `ReleaseLeases`, once, as the last command of a graceful stop (stores with the
+//!    release capability): after the in-flight publish and its delete finished, the relay
+//!    hands its buckets back and deletes its heartbeat, so the others take over at their
+//!    next rebalance instead of waiting out the leases. A stop that abandoned a publish
+//!    releases nothing (the abandoned request may still reach the broker).
 //!
 //! [`RelayMachine::poll_timeout`] names the next deadline that would lead to an action
 //! (lease expiry, renewal, rebalance, discovery, end of backoff), so an idle relay that

@@ -63,6 +63,9 @@ pub struct StoreCapabilities {
     pub lease_renewal: bool,
     /// [`OutboxStore::pending_metrics`] works.
     pub backlog_metrics: bool,
+    /// [`OutboxStore::release_leases`] works, so a relay that stops gracefully hands its
+    /// buckets over at once instead of letting them run out.
+    pub lease_release: bool,
 }
 
 /// The outcome of a renewal.
@@ -147,6 +150,22 @@ pub trait OutboxStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<RenewOutcome, StoreError>> + Send {
         let _ = (request, buckets);
         async { Err(StoreError::Unsupported("lease renewal")) }
+    }
+
+    /// Optional: gives up every lease `relay_id` holds and deletes its heartbeat, so the
+    /// remaining relays count it out of the fair share and take its buckets at their next
+    /// rebalance rather than after the leases expire.
+    ///
+    /// Called at most once per relay, as its last call, after a graceful stop with nothing
+    /// in flight: no publish or delete of this relay can follow it. Must touch only rows
+    /// owned by `relay_id` (a lease already taken over stays with its new owner). A relay
+    /// whose release fails just stops; its leases then run out as after a crash.
+    fn release_leases(
+        &self,
+        relay_id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let _ = relay_id;
+        async { Err(StoreError::Unsupported("lease release")) }
     }
 
     /// Optional: a whole-store backlog sample, `Ok(None)` when none is available. Runs

@@ -99,6 +99,7 @@ async fn a_store_without_renewal_needs_a_publish_budget_at_start() {
     let store = MemoryStore::new().with_capabilities(StoreCapabilities {
         lease_renewal: false,
         backlog_metrics: false,
+        lease_release: false,
     });
     let result = Relay::spawn(store, MemoryPublisher::new(), options());
     assert!(matches!(
@@ -199,6 +200,58 @@ async fn an_abandoned_publish_deletes_nothing() {
         1,
         "nothing deleted without an acknowledgement"
     );
+    assert!(
+        store.leases().iter().all(|l| l.1.is_some()),
+        "an abandoned publish may still land: the leases are kept until they run out"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_stop_hands_the_buckets_to_the_survivor_at_once() {
+    // Leases of a minute, rebalancing every 200 ms: a takeover within seconds can only
+    // come from the release, not from expiry.
+    let options = |id: &str| {
+        RelayOptions::builder()
+            .relay_id(id)
+            .bucket_count(8)
+            .lease_duration(Duration::from_secs(60))
+            .lease_renew_interval(Duration::from_millis(200))
+            .build()
+            .unwrap()
+    };
+    let store = MemoryStore::new();
+    let publisher = MemoryPublisher::new();
+    let a = Relay::spawn(store.clone(), publisher.clone(), options("relay-a")).unwrap();
+    let b = Relay::spawn(store.clone(), publisher.clone(), options("relay-b")).unwrap();
+    let owners = |store: &MemoryStore, id: &str| {
+        store
+            .leases()
+            .iter()
+            .filter(|l| l.1.as_deref() == Some(id))
+            .count()
+    };
+    assert!(
+        wait_for(
+            || owners(&store, "relay-a") == 4 && owners(&store, "relay-b") == 4,
+            Duration::from_secs(10)
+        )
+        .await,
+        "the two relays split the buckets: {:?}",
+        store.leases()
+    );
+    a.stop(Duration::from_secs(5)).await.unwrap();
+    assert!(
+        !store.relays().iter().any(|(id, _)| id == "relay-a"),
+        "the stopped relay's heartbeat is gone"
+    );
+    assert!(
+        wait_for(|| owners(&store, "relay-b") == 8, Duration::from_secs(10)).await,
+        "the survivor owns every bucket long before the minute-long leases expire: {:?}",
+        store.leases()
+    );
+    store.enqueue_all((0..8).map(message));
+    assert!(wait_for(|| store.pending_count() == 0, Duration::from_secs(10)).await);
+    b.stop(Duration::from_secs(5)).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -183,8 +183,10 @@ impl RelayHandle {
     }
 
     /// Stops the relay: in-flight work gets `grace` to finish (an acknowledged prefix is
-    /// still deleted); after that an in-flight publish is abandoned without deleting
-    /// anything. Returns the fatal error if the relay had already failed.
+    /// still deleted), then the relay hands its leases back so other relays take its
+    /// buckets at once (stores with the release capability). After `grace` an in-flight
+    /// publish is abandoned without deleting anything, and its leases are left to run
+    /// out. Returns the fatal error if the relay had already failed.
     pub async fn stop(self, grace: Duration) -> Result<(), RelayError> {
         self.shutdown();
         let RelayHandle {
@@ -221,6 +223,7 @@ enum OpResult {
     Published(PublishOutcome),
     Marked(Result<(), StoreError>),
     Renewed(Result<RenewOutcome, StoreError>),
+    Released(Result<(), StoreError>),
 }
 
 struct Driver<S, P> {
@@ -344,6 +347,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 self.machine.handle_renewed(now, r);
                 self.notifier.set_owned(self.machine.owned());
             }
+            OpResult::Released(r) => self.machine.handle_released(now, r),
         }
     }
 
@@ -437,6 +441,14 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                     .instrument(span),
                 )
             }
+            Command::ReleaseLeases => {
+                let (relay_id, ..) = lease(Timestamp::EPOCH);
+                let span = debug_span!(parent: &cycle, "store.release_leases");
+                Box::pin(
+                    async move { OpResult::Released(store.release_leases(&relay_id).await) }
+                        .instrument(span),
+                )
+            }
         }
     }
 
@@ -491,6 +503,9 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                     debug!(%until, consecutive_failures, "backing off")
                 }
                 RelayEvent::Fatal(error) => error!(%error, "relay stopped by a misconfiguration"),
+                RelayEvent::LeasesReleased { buckets } => {
+                    info!(buckets, "leases handed back for the other relays");
+                }
                 RelayEvent::Stopped => info!("relay stopped"),
                 RelayEvent::CycleCompleted { elapsed } => {
                     debug!(elapsed_ms = elapsed.as_millis() as u64, "cycle completed")

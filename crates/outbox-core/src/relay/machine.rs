@@ -38,12 +38,15 @@ enum Main {
         drained: bool,
         failed: bool,
     },
+    Releasing,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Life {
     Running,
     Stopping,
+    /// The release was handed out (or is not supported); the next idle poll stops.
+    Released,
     Stopped,
     Failed(Misconfiguration),
 }
@@ -66,6 +69,9 @@ pub struct RelayMachine {
     reservation_retried: bool,
     /// When the current busy cycle began.
     cycle_started: Option<Timestamp>,
+    /// A publish was abandoned during shutdown: its request may still reach the broker,
+    /// so the leases are left to run out instead of being handed back.
+    abandoned: bool,
     life: Life,
     events: VecDeque<RelayEvent>,
 }
@@ -99,6 +105,7 @@ impl RelayMachine {
             backoff_until: None,
             reservation_retried: false,
             cycle_started: None,
+            abandoned: false,
             life: Life::Running,
             events: VecDeque::new(),
         })
@@ -190,7 +197,14 @@ impl RelayMachine {
         if !matches!(self.main, Main::Idle) || self.renewing.is_some() {
             return None;
         }
-        if self.life == Life::Stopping {
+        if self.life == Life::Stopping && self.capabilities.lease_release && !self.abandoned {
+            // Nothing is in flight and nothing new will start: handing the leases back
+            // cannot let a delete or publish of ours follow the new owner's.
+            self.life = Life::Released;
+            self.main = Main::Releasing;
+            return Some(Command::ReleaseLeases);
+        }
+        if matches!(self.life, Life::Stopping | Life::Released) {
             self.life = Life::Stopped;
             self.leases.clear();
             self.events.push_back(RelayEvent::Stopped);
@@ -476,6 +490,7 @@ impl RelayMachine {
             return;
         };
         self.main = Main::Idle;
+        self.abandoned = true;
         self.events
             .push_back(RelayEvent::PublishCancelled { bucket });
     }
@@ -503,6 +518,24 @@ impl RelayMachine {
                 }
             }
             Err(error) => self.store_failed(now, "mark_published", error),
+        }
+    }
+
+    /// Result of [`Command::ReleaseLeases`]. A failure is reported and otherwise
+    /// ignored: the leases run out by themselves.
+    pub fn handle_released(&mut self, _now: Timestamp, result: Result<(), StoreError>) {
+        if !matches!(self.main, Main::Releasing) {
+            return;
+        }
+        self.main = Main::Idle;
+        match result {
+            Ok(()) => self.events.push_back(RelayEvent::LeasesReleased {
+                buckets: self.leases.owned().len(),
+            }),
+            Err(error) => self.events.push_back(RelayEvent::StoreFailed {
+                operation: "release_leases",
+                error,
+            }),
         }
     }
 

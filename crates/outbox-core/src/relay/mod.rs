@@ -77,6 +77,10 @@ pub enum Command {
         /// Buckets to renew.
         buckets: Vec<i32>,
     },
+    /// Call [`OutboxStore::release_leases`](crate::OutboxStore::release_leases); report
+    /// with [`RelayMachine::handle_released`]. Issued once, as the last command of a
+    /// graceful stop, when the store supports it and nothing is in flight.
+    ReleaseLeases,
 }
 
 /// A commit notification.
@@ -169,6 +173,12 @@ pub enum RelayEvent {
     },
     /// The relay stopped for good because of a misconfiguration.
     Fatal(Misconfiguration),
+    /// A stopping relay handed its leases back (see
+    /// [`OutboxStore::release_leases`](crate::OutboxStore::release_leases)).
+    LeasesReleased {
+        /// Buckets it owned when it started stopping.
+        buckets: usize,
+    },
     /// The relay stopped after a shutdown request.
     Stopped,
 }

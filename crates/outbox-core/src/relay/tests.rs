@@ -16,10 +16,17 @@ use crate::time::Timestamp;
 const RENEWING: StoreCapabilities = StoreCapabilities {
     lease_renewal: true,
     backlog_metrics: false,
+    lease_release: false,
 };
 const NO_RENEWAL: StoreCapabilities = StoreCapabilities {
     lease_renewal: false,
     backlog_metrics: false,
+    lease_release: false,
+};
+const RELEASING: StoreCapabilities = StoreCapabilities {
+    lease_renewal: true,
+    backlog_metrics: false,
+    lease_release: true,
 };
 
 fn options() -> crate::options::RelayOptionsBuilder {
@@ -601,6 +608,96 @@ fn shutdown_with_a_cancelled_publish_deletes_nothing() {
             .iter()
             .any(|e| matches!(e, RelayEvent::PublishFailed { .. }))
     );
+}
+
+#[test]
+fn a_graceful_stop_hands_the_leases_back_after_the_last_delete() {
+    let mut h = H::new(options().build().unwrap(), RELEASING);
+    h.start(&[0, 1], &[0, 1]);
+    h.expect_fetch(0);
+    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.expect_publish();
+    h.m.handle_shutdown();
+    assert_eq!(h.cmd(), None, "nothing while the publish is in flight");
+    h.m.handle_published(h.now, PublishOutcome::all(2));
+    assert_eq!(
+        h.expect_mark(),
+        (0, 2),
+        "the delete comes before the release"
+    );
+    assert_eq!(h.cmd(), None);
+    h.m.handle_marked(h.now, Ok(()));
+    assert_eq!(h.cmd(), Some(Command::ReleaseLeases));
+    assert!(!h.m.is_finished());
+    assert_eq!(h.cmd(), None, "released once");
+    h.m.handle_released(h.now, Ok(()));
+    assert_eq!(h.cmd(), None);
+    assert!(h.m.is_finished());
+    let events = h.events();
+    let released = events
+        .iter()
+        .position(|e| matches!(e, RelayEvent::LeasesReleased { buckets: 2 }));
+    let stopped = events.iter().position(|e| matches!(e, RelayEvent::Stopped));
+    assert!(
+        matches!((released, stopped), (Some(r), Some(s)) if r < s),
+        "released, then stopped: {events:?}"
+    );
+}
+
+#[test]
+fn a_release_waits_for_a_renewal_in_flight_and_a_failed_release_still_stops() {
+    let mut h = H::new(options().build().unwrap(), RELEASING);
+    h.start(&[0], &[]);
+    // Idle until the next acquisition, answering discovery probes with nothing.
+    let now = loop {
+        let wake = h.m.poll_timeout().unwrap();
+        h.at(wake.as_millis());
+        match h.cmd() {
+            Some(Command::AcquireLeases { now }) => break now,
+            Some(Command::ProbePending { .. }) => h.m.handle_probed(h.now, Ok(vec![])),
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    h.m.handle_shutdown();
+    assert_eq!(h.cmd(), None, "the acquisition is still in flight");
+    h.m.handle_acquired(now, Ok(vec![0]));
+    assert_eq!(h.cmd(), Some(Command::ReleaseLeases));
+    h.m.handle_released(h.now, Err(StoreError::unavailable("down")));
+    assert_eq!(h.cmd(), None);
+    assert!(h.m.is_finished());
+    assert!(h.events().iter().any(|e| matches!(
+        e,
+        RelayEvent::StoreFailed {
+            operation: "release_leases",
+            ..
+        }
+    )));
+}
+
+#[test]
+fn an_abandoned_publish_keeps_the_leases_until_they_run_out() {
+    let mut h = H::new(options().build().unwrap(), RELEASING);
+    h.start(&[0], &[0]);
+    h.expect_fetch(0);
+    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.expect_publish();
+    h.m.handle_shutdown();
+    h.m.handle_publish_cancelled(h.now);
+    assert_eq!(
+        h.cmd(),
+        None,
+        "its request may still reach the broker: no release"
+    );
+    assert!(h.m.is_finished());
+}
+
+#[test]
+fn without_the_capability_a_stop_releases_nothing() {
+    let mut h = H::renewing();
+    h.start(&[0], &[]);
+    h.m.handle_shutdown();
+    assert_eq!(h.cmd(), None);
+    assert!(h.m.is_finished());
 }
 
 #[test]

@@ -69,6 +69,12 @@ async fn acquire<S: OutboxStore>(store: &S, relay: &str, now: Timestamp) -> Vec<
     }
 }
 
+async fn release<S: OutboxStore>(store: &S, relay: &str) {
+    if let Err(e) = store.release_leases(relay).await {
+        panic!("store contract: release_leases({relay}) failed: {e}");
+    }
+}
+
 fn assert_disjoint(name: &str, sets: &[&[i32]]) {
     let mut seen = BTreeSet::new();
     for set in sets {
@@ -97,6 +103,7 @@ where
     next_batch_is_oldest_first_and_bounded(&make().await).await;
     mark_published_deletes_exactly_the_listed_rows(&make().await).await;
     renewal_extends_held_leases_and_reports_lost_ones(&make().await).await;
+    released_leases_are_taken_at_once(&make().await).await;
     backlog_metrics_count_and_age(&make().await).await;
 }
 
@@ -324,6 +331,48 @@ pub async fn renewal_extends_held_leases_and_reports_lost_ones(fx: &impl StoreFi
     assert_eq!(
         late.lost, held,
         "store contract: renewal reports lost leases"
+    );
+}
+
+/// A relay that hands its leases back is out of the fair share at once: the others split
+/// its buckets on their next acquisition, long before its leases would have expired. A
+/// release touches only the releasing relay's leases.
+pub async fn released_leases_are_taken_at_once(fx: &impl StoreFixture) {
+    let relays = ["relay-a", "relay-b", "relay-c"];
+    let stores = [fx.store().await, fx.store().await, fx.store().await];
+    if !stores[0].capabilities().lease_release {
+        return;
+    }
+    let mut held: Vec<Vec<i32>> = vec![Vec::new(); 3];
+    for second in 0..3 {
+        for (i, store) in stores.iter().enumerate() {
+            held[i] = acquire(store, relays[i], at(second * 3 + i as u64)).await;
+        }
+    }
+    let sizes: Vec<usize> = held.iter().map(Vec::len).collect();
+    assert_eq!(sizes, [3, 3, 2], "store contract: settled shares: {held:?}");
+    // A relay that holds nothing (or never existed) releases nothing of the others'.
+    release(&stores[2], "relay-unknown").await;
+    let renewed = stores[0]
+        .renew_leases(&request("relay-a", at(10)), &held[0])
+        .await
+        .unwrap_or_else(|e| panic!("store contract: renew failed: {e}"));
+    assert_eq!(
+        renewed.renewed, held[0],
+        "store contract: a release by another relay id leaves these leases alone"
+    );
+    release(&stores[2], "relay-c").await;
+    release(&stores[2], "relay-c").await;
+    held[2].clear();
+    // One second later, well inside the released leases' original 30 s.
+    held[0] = acquire(&stores[0], "relay-a", at(11)).await;
+    held[1] = acquire(&stores[1], "relay-b", at(12)).await;
+    let views: Vec<&[i32]> = held.iter().map(Vec::as_slice).collect();
+    assert_disjoint("after release", &views);
+    assert_eq!(
+        (held[0].len(), held[1].len()),
+        (4, 4),
+        "store contract: released buckets go to the others at once: {held:?}"
     );
 }
 

@@ -22,6 +22,8 @@ pub enum StoreOp {
     RenewLeases,
     /// [`OutboxStore::pending_metrics`].
     PendingMetrics,
+    /// [`OutboxStore::release_leases`].
+    ReleaseLeases,
 }
 
 /// Decides, per call, whether the call fails instead of running.
@@ -77,6 +79,7 @@ impl MemoryStore {
             capabilities: StoreCapabilities {
                 lease_renewal: true,
                 backlog_metrics: true,
+                lease_release: true,
             },
         }
     }
@@ -371,6 +374,21 @@ impl OutboxStore for MemoryStore {
             }
         }
         Ok(outcome)
+    }
+
+    async fn release_leases(&self, relay_id: &str) -> Result<(), StoreError> {
+        if !self.capabilities.lease_release {
+            return Err(StoreError::Unsupported("lease release"));
+        }
+        let mut state = self.fault(StoreOp::ReleaseLeases)?;
+        state.relays.remove(relay_id);
+        for lease in state.leases.values_mut() {
+            if lease.owner.as_deref() == Some(relay_id) {
+                lease.owner = None;
+                lease.expires_at = Timestamp::EPOCH;
+            }
+        }
+        Ok(())
     }
 
     async fn pending_metrics(&self) -> Result<Option<PendingMetrics>, StoreError> {

@@ -68,6 +68,8 @@ fn relays_lose_nothing_under_injected_faults() {
     if seeds >= 200 {
         assert!(total.clean_runs > 0, "no fault-free runs: {total:?}");
         assert!(total.crashes > 0, "no crashes injected: {total:?}");
+        assert!(total.graceful_stops > 0, "no graceful stops: {total:?}");
+        assert!(total.releases > 0, "no lease handed back: {total:?}");
         assert!(total.long_pauses > 0, "no pause past the lease: {total:?}");
         assert!(total.takeovers > 0, "no lease takeover happened: {total:?}");
         assert!(total.lost_acks > 0, "no lost acknowledgement: {total:?}");

@@ -32,6 +32,8 @@ pub struct Stats {
     pub published: u64,
     pub duplicates: u64,
     pub crashes: u64,
+    pub graceful_stops: u64,
+    pub releases: u64,
     pub long_pauses: u64,
     pub takeovers: u64,
     pub lost_acks: u64,
@@ -49,6 +51,8 @@ impl Stats {
         self.published += o.published;
         self.duplicates += o.duplicates;
         self.crashes += o.crashes;
+        self.graceful_stops += o.graceful_stops;
+        self.releases += o.releases;
         self.long_pauses += o.long_pauses;
         self.takeovers += o.takeovers;
         self.lost_acks += o.lost_acks;
@@ -65,6 +69,8 @@ impl Stats {
 #[derive(Debug, Clone, Default)]
 struct Faults {
     crash: f64,
+    /// A graceful stop (SIGTERM): in-flight work finishes, leases are handed back.
+    stop: f64,
     pause: f64,
     long_pause: f64,
     store_error: f64,
@@ -114,6 +120,7 @@ impl Scenario {
         } else {
             Faults {
                 crash: 0.25,
+                stop: 0.3,
                 pause: 0.25,
                 long_pause: 0.4,
                 store_error: 0.03,
@@ -184,6 +191,7 @@ enum Res {
     Published(PublishOutcome),
     Marked(Result<(), StoreError>),
     Renewed(Result<RenewOutcome, StoreError>),
+    Released(Result<(), StoreError>),
 }
 
 struct RelaySim {
@@ -243,6 +251,7 @@ pub fn run(seed: u64, verbose: bool) -> Result<Stats, String> {
     let caps = StoreCapabilities {
         lease_renewal: sc.renewal,
         backlog_metrics: true,
+        lease_release: true,
     };
     let store = MemoryStore::new().with_capabilities(caps);
     let config = EnqueueConfig::builder()
@@ -425,6 +434,7 @@ impl World {
                     Res::Published(o) => m.handle_published(local, o),
                     Res::Marked(r) => m.handle_marked(local, r),
                     Res::Renewed(r) => m.handle_renewed(local, r),
+                    Res::Released(r) => m.handle_released(local, r),
                 }
                 self.drive(relay)
             }
@@ -457,7 +467,7 @@ impl World {
                 Ok(())
             }
             Ev::FaultTick => {
-                self.inject_fault();
+                self.inject_fault()?;
                 if self.now < self.sc.write_ms {
                     let next = self.now + self.rng.range(1_000, 8_000);
                     self.push(next, Ev::FaultTick);
@@ -481,6 +491,7 @@ impl World {
                 let caps = StoreCapabilities {
                     lease_renewal: self.sc.renewal,
                     backlog_metrics: true,
+                    lease_release: true,
                 };
                 let machine = RelayMachine::new(options, caps, self.local(relay))
                     .map_err(|e| e.to_string())?;
@@ -556,6 +567,18 @@ impl World {
                     ));
                 }
             }
+        }
+        if self.relays[relay]
+            .machine
+            .as_ref()
+            .is_some_and(RelayMachine::is_finished)
+        {
+            // Stopped gracefully: the process exits; an orchestrator starts a new one.
+            self.kill(relay);
+            let at = self.now + self.rng.range(100, 10_000);
+            self.relays[relay].restart_pending = true;
+            self.push(at, Ev::Restart { relay });
+            return Ok(());
         }
         for command in issued {
             let (slot, latency) = match &command {
@@ -715,6 +738,15 @@ impl World {
             Command::Publish { batch, .. } => {
                 Res::Published(self.broker_append(relay, generation, &batch))
             }
+            Command::ReleaseLeases => Res::Released(if fail_before {
+                Err(unavailable())
+            } else {
+                let r = ready(self.store.release_leases(&relay_id));
+                if r.is_ok() {
+                    self.stats.releases += 1;
+                }
+                if fail_after { Err(unavailable()) } else { r }
+            }),
         };
         let _ = slot;
         let latency = self.rng.range(1, 30);
@@ -889,14 +921,14 @@ impl World {
         rs.paused_until = 0;
     }
 
-    fn inject_fault(&mut self) {
+    fn inject_fault(&mut self) -> Result<(), String> {
         if !self.faults_on() || self.relays.is_empty() {
-            return;
+            return Ok(());
         }
         let f = self.sc.faults.clone();
         let relay = self.rng.range(0, self.relays.len() as u64 - 1) as usize;
         if self.relays[relay].machine.is_none() || self.now < self.relays[relay].paused_until {
-            return;
+            return Ok(());
         }
         if self.rng.chance(f.crash) {
             self.stats.crashes += 1;
@@ -904,6 +936,14 @@ impl World {
             let at = self.now + self.rng.range(100, 20_000);
             self.relays[relay].restart_pending = true;
             self.push(at, Ev::Restart { relay });
+        } else if self.rng.chance(f.stop) {
+            // SIGTERM: the machine finishes what is in flight, hands its leases back and
+            // stops; the process then exits and an orchestrator starts a new one.
+            self.stats.graceful_stops += 1;
+            if let Some(m) = self.relays[relay].machine.as_mut() {
+                m.handle_shutdown();
+            }
+            self.drive(relay)?;
         } else if self.rng.chance(f.pause) {
             let long = self.rng.chance(f.long_pause);
             let ms = if long {
@@ -917,6 +957,7 @@ impl World {
             self.relays[relay].paused_until = self.now + ms;
             self.push(self.now + ms, Ev::Wake { relay });
         }
+        Ok(())
     }
 
     fn restart_everything(&mut self) {

@@ -354,6 +354,30 @@ async fn release(
     Ok(())
 }
 
+/// A gracefully stopped relay hands back every lease it still owns (guarded by owner,
+/// so a bucket already taken over is left alone) and deletes its heartbeat, so the others
+/// count it out of the fair share on their next acquisition.
+pub(crate) async fn release_all(
+    db: &DatabaseConnection,
+    tables: &OutboxTables,
+    me: &str,
+) -> Result<(), StoreError> {
+    check_relay_id(me)?;
+    let stmt = Query::update()
+        .table(tables.leases_name())
+        .value(lease::Column::Owner, Option::<String>::None)
+        .value(lease::Column::ExpiresAtMs, 0_i64)
+        .and_where(Expr::col(lease::Column::Owner).eq(me))
+        .to_owned();
+    db.execute(&stmt).await.map_err(unavailable)?;
+    let stmt = Query::delete()
+        .from_table(tables.relays_name())
+        .and_where(Expr::col(relay::Column::RelayId).eq(me))
+        .to_owned();
+    db.execute(&stmt).await.map_err(unavailable)?;
+    Ok(())
+}
+
 /// Extends the leases this relay still owns; returns how many rows it extended.
 async fn extend(
     db: &DatabaseConnection,

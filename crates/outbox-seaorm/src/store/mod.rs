@@ -127,6 +127,7 @@ impl OutboxStore for SeaOrmStore {
         StoreCapabilities {
             lease_renewal: true,
             backlog_metrics: true,
+            lease_release: true,
         }
     }
 
@@ -198,6 +199,14 @@ impl OutboxStore for SeaOrmStore {
             buckets = buckets.len(),
         );
         leases::renew(&i.db, &i.tables, request, buckets)
+            .instrument(span)
+            .await
+    }
+
+    async fn release_leases(&self, relay_id: &str) -> Result<(), StoreError> {
+        let i = &self.inner;
+        let span = debug_span!("outbox_store.release_leases", relay_id);
+        leases::release_all(&i.db, &i.tables, relay_id)
             .instrument(span)
             .await
     }
