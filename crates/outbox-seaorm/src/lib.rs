@@ -204,6 +204,7 @@ pub mod ddl;
 mod enqueue;
 pub mod entity;
 mod error;
+mod inbox;
 mod migration;
 mod store;
 mod tables;
@@ -212,6 +213,11 @@ mod transaction;
 pub use backend::{Backend, UnsupportedBackend};
 pub use enqueue::{EnqueueTarget, Enqueued, Hook, Outbox, insert_rows};
 pub use error::EnqueueError;
+pub use inbox::{
+    ConsumerNameError, DEFAULT_INBOX_TABLE, INBOX_MIGRATION_NAME, Inbox, InboxError,
+    InboxMigration, InboxTable, InboxTableBuilder, InboxTarget, InvalidHeaderName, MessageIdError,
+    MessageIdHeader, Processed, Recorded,
+};
 pub use migration::{MIGRATION_NAME, Migration};
 pub use store::{SeaOrmStore, StoreSetupError};
 pub use tables::{
