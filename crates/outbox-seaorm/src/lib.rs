@@ -11,6 +11,9 @@
 //! | [`OutboxTransaction`] | a transaction that wakes the local relay after it commits |
 //! | [`SeaOrmStore`] | the `OutboxStore` the relay runs on: leases, heartbeats, batches, metrics |
 //! | [`ddl`] | the schema as plain SQL per backend (also checked in under `migrations/`) |
+//! | [`Inbox`] | consumer side: runs a handler once per `(consumer, message id)`, in the consumer's transaction |
+//! | [`InboxMigration`] / [`InboxTable`] | the opt-in inbox table (`outbox_inbox`), its migration and custom names |
+//! | [`MessageIdHeader`] | reads the message id the relay stamps on each record |
 //!
 //! # A complete example
 //!
@@ -197,6 +200,69 @@
 //!
 //! Insert in the same transaction as the business change. Never update or delete
 //! pending rows: the relay deletes them after the broker acknowledged them.
+//!
+//! # Consumer-side deduplication
+//!
+//! Delivery is at least once, so a consumer sees some records twice. [`Inbox`] makes the
+//! second delivery a no-op: it inserts `(consumer, message_id)` into the inbox table in
+//! the consumer's transaction *before* running the handler, and commits both together.
+//! A redelivery finds the row and skips the handler; a handler error rolls the row back
+//! with the handler's writes, so the redelivery processes the message again. A
+//! concurrent duplicate waits on the row until the first transaction ends, so the
+//! handler never runs twice side by side.
+//!
+//! The table is opt-in: add [`InboxMigration`] to your `Migrator` (it does not change
+//! [`Migration`]). Columns: `consumer` VARCHAR(128), `message_id` (stored as in
+//! `outbox_messages`), `processed_at` (UTC); primary key `(consumer, message_id)`, an
+//! index on `processed_at`. The DDL is in [`ddl::inbox_create_statements`] and the
+//! repository's `migrations/inbox/`.
+//!
+//! ```no_run
+//! use outbox_seaorm::{Inbox, InboxError, InboxMigration, MessageIdHeader, Processed};
+//! use outbox_core::Timestamp;
+//! use sea_orm::{ConnectionTrait, Database, DbErr};
+//! use sea_orm_migration::{MigrationTrait, MigratorTrait};
+//!
+//! pub struct Migrator;
+//!
+//! impl MigratorTrait for Migrator {
+//!     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+//!         vec![Box::new(InboxMigration::default())]
+//!     }
+//! }
+//!
+//! # async fn run(headers: std::collections::BTreeMap<String, Vec<u8>>) -> Result<(), Box<dyn std::error::Error>> {
+//! let db = Database::connect("postgres://app@localhost/app").await?;
+//! Migrator::up(&db, None).await?;
+//! let inbox = Inbox::default();
+//!
+//! // For each consumed record (here rskafka's `BTreeMap<String, Vec<u8>>` headers):
+//! let message_id = MessageIdHeader::default().find(&headers)?;
+//! let outcome = inbox
+//!     .process::<_, _, (), DbErr>(&db, "billing", message_id, |txn| {
+//!         Box::pin(async move {
+//!             txn.execute_unprepared("UPDATE accounts SET balance = balance - 10 WHERE id = 1")
+//!                 .await?;
+//!             Ok(())
+//!         })
+//!     })
+//!     .await;
+//! match outcome {
+//!     Ok(Processed::Handled(())) | Ok(Processed::Duplicate) => { /* commit the offset */ }
+//!     Err(InboxError::Handler(e)) => { /* rolled back: retry or dead-letter */ }
+//!     Err(e) => return Err(e.into()),
+//! }
+//!
+//! // Retention: forget ids older than any record can be redelivered.
+//! let week_ago = Timestamp::now().saturating_sub(std::time::Duration::from_secs(7 * 86_400));
+//! inbox.purge_processed_before(&db, week_ago).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! To enqueue outgoing messages in the same transaction (consume, transform, produce),
+//! begin an [`OutboxTransaction`] yourself and call [`Inbox::record`] in it first.
+//! Consumer names are 1 to 128 characters, without control characters or surrounding
+//! whitespace, and compare exactly on every backend.
 #![warn(missing_docs)]
 
 mod backend;
@@ -204,6 +270,7 @@ pub mod ddl;
 mod enqueue;
 pub mod entity;
 mod error;
+mod inbox;
 mod migration;
 mod store;
 mod tables;
@@ -212,6 +279,11 @@ mod transaction;
 pub use backend::{Backend, UnsupportedBackend};
 pub use enqueue::{EnqueueTarget, Enqueued, Hook, Outbox, insert_rows};
 pub use error::EnqueueError;
+pub use inbox::{
+    ConsumerNameError, DEFAULT_INBOX_TABLE, INBOX_MIGRATION_NAME, Inbox, InboxError,
+    InboxMigration, InboxTable, InboxTableBuilder, InboxTarget, InvalidHeaderName, MessageIdError,
+    MessageIdHeader, Processed, Recorded,
+};
 pub use migration::{MIGRATION_NAME, Migration};
 pub use store::{SeaOrmStore, StoreSetupError};
 pub use tables::{

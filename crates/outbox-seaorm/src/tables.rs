@@ -34,6 +34,10 @@ pub enum NameRole {
     Relays,
     /// The `(bucket, id)` index, derived from the messages table name.
     Index,
+    /// The consumer-side inbox table ([`InboxTable`](crate::InboxTable)).
+    Inbox,
+    /// The inbox's `processed_at` index, derived from the inbox table name.
+    InboxIndex,
 }
 
 impl std::fmt::Display for NameRole {
@@ -44,6 +48,8 @@ impl std::fmt::Display for NameRole {
             NameRole::Leases => "leases table",
             NameRole::Relays => "relays table",
             NameRole::Index => "messages index",
+            NameRole::Inbox => "inbox table",
+            NameRole::InboxIndex => "inbox index",
         })
     }
 }
@@ -219,14 +225,15 @@ impl OutboxTables {
     }
 
     fn table_name(&self, table: &str) -> TableName {
-        // `Alias` renders as an owned identifier, which the query builders always quote
-        // and escape.
-        let schema = self
-            .schema
-            .as_ref()
-            .map(|s| SchemaName(None, Alias::new(s).into_iden()));
-        TableName(schema, Alias::new(table).into_iden())
+        qualified_name(self.schema.as_deref(), table)
     }
+}
+
+/// `schema.table` (or `table`) as a sea-query name. `Alias` renders as an owned
+/// identifier, which the query builders always quote and escape.
+pub(crate) fn qualified_name(schema: Option<&str>, table: &str) -> TableName {
+    let schema = schema.map(|s| SchemaName(None, Alias::new(s).into_iden()));
+    TableName(schema, Alias::new(table).into_iden())
 }
 
 /// Builder for [`OutboxTables`]; nothing is checked until [`build`](Self::build).
@@ -310,7 +317,7 @@ impl OutboxTablesBuilder {
 }
 
 /// A plain SQL identifier: `[A-Za-z_][A-Za-z0-9_]*`, at most [`MAX_IDENTIFIER_LEN`] bytes.
-fn check_identifier(role: NameRole, name: &str) -> Result<(), TableNameError> {
+pub(crate) fn check_identifier(role: NameRole, name: &str) -> Result<(), TableNameError> {
     let mut chars = name.chars();
     let Some(first) = chars.next() else {
         return Err(TableNameError::Empty { role });

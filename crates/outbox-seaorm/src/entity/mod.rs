@@ -1,4 +1,5 @@
-//! sea-orm entities for the three outbox tables, mapped to the default names.
+//! sea-orm entities for the outbox tables and the opt-in inbox, mapped to the default
+//! names.
 //!
 //! Use them like any other entity (`message::Entity::find()`, `ActiveModel`s) when the
 //! tables have their default names in the connection's default schema; on PostgreSQL a
@@ -12,6 +13,7 @@
 //! | [`message`] | `outbox_messages` | pending record, deleted once the broker acknowledged it |
 //! | [`lease`] | `outbox_leases` | bucket: which relay may publish it, and until when |
 //! | [`relay`] | `outbox_relays` | relay: its last heartbeat |
+//! | [`inbox`] | `outbox_inbox` | message a consumer processed (only with [`InboxMigration`](crate::InboxMigration)) |
 //!
 //! Lease expiry and heartbeats are `BIGINT` milliseconds since the Unix epoch (UTC), the
 //! unit of [`outbox_core::Timestamp`]. An integer compares the same way on every
@@ -20,6 +22,7 @@
 //! `FROM_UNIXTIME(expires_at_ms / 1000)` on MySQL/MariaDB, or
 //! `datetime(expires_at_ms / 1000, 'unixepoch')` on SQLite.
 
+pub mod inbox;
 pub mod lease;
 pub mod message;
 pub mod relay;

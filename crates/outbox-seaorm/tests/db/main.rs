@@ -13,6 +13,8 @@ mod bad_input;
 mod competing;
 mod contract;
 mod external_writer;
+mod inbox;
+mod inbox_concurrency;
 mod late_commit;
 mod migrations;
 mod relay_e2e;

@@ -27,7 +27,7 @@ impl MigratorTrait for Migrator {
 
 /// A connection whose default schema/database is private to this test, so the default
 /// table names (and sea-orm-migration's bookkeeping table) cannot collide.
-async fn private_connection(tdb: &TestDb) -> DatabaseConnection {
+pub(crate) async fn private_connection(tdb: &TestDb) -> DatabaseConnection {
     match tdb.kind {
         Kind::Sqlite => tdb.db.clone(),
         Kind::Postgres => {

@@ -1,5 +1,6 @@
 //! The outbox schema as SQL, per backend: the single source for the migration and for
-//! the reviewed files under `migrations/`.
+//! the reviewed files under `migrations/`. The opt-in inbox table has its own
+//! statements ([`inbox_create_statements`], `migrations/inbox/`).
 //!
 //! The statements are sea-query builders rendered by the backend's own query builder, so
 //! every name is quoted. Where sea-query's portable type would be wrong, the type is
@@ -18,24 +19,32 @@
 use sea_query::{
     Alias, ColumnDef, Index, IndexCreateStatement, IntoIden, MysqlQueryBuilder,
     PostgresQueryBuilder, SqliteQueryBuilder, Table, TableCreateStatement, TableDropStatement,
+    TableName,
 };
 
 use crate::backend::Backend;
 use crate::entity::{lease, message, relay};
 use crate::tables::OutboxTables;
 
+mod inbox;
+
+pub use inbox::{inbox_create_statements, inbox_drop_statements, inbox_script};
+
 /// `CREATE` statements for the three tables and the index, in order. On PostgreSQL a
 /// custom schema is created first when missing.
 pub fn create_statements(backend: Backend, tables: &OutboxTables) -> Vec<String> {
-    let mut out = Vec::new();
-    if let (Backend::Postgres, Some(schema)) = (backend, tables.schema()) {
-        out.push(format!(
-            "CREATE SCHEMA IF NOT EXISTS {}",
-            quote(backend, schema)
-        ));
-    }
+    let mut out: Vec<String> = create_schema(backend, tables.schema())
+        .into_iter()
+        .collect();
     out.push(render_table(backend, &messages_table(backend, tables)));
-    out.push(render_index(backend, tables, &messages_index(tables)));
+    out.push(render_index(
+        backend,
+        tables.schema(),
+        tables.messages(),
+        tables.messages_index(),
+        &messages_index(tables),
+        &["bucket", "id"],
+    ));
     out.push(render_table(backend, &leases_table(backend, tables)));
     out.push(render_table(backend, &relays_table(backend, tables)));
     out
@@ -50,15 +59,17 @@ pub fn drop_statements(backend: Backend, tables: &OutboxTables) -> Vec<String> {
         tables.messages_name(),
     ]
     .into_iter()
-    .map(|name| {
-        let stmt: TableDropStatement = Table::drop().table(name).to_owned();
-        match backend {
-            Backend::Postgres => stmt.to_string(PostgresQueryBuilder),
-            Backend::MySql => stmt.to_string(MysqlQueryBuilder),
-            Backend::Sqlite => stmt.to_string(SqliteQueryBuilder),
-        }
-    })
+    .map(|name| render_drop(backend, name))
     .collect()
+}
+
+fn render_drop(backend: Backend, name: TableName) -> String {
+    let stmt: TableDropStatement = Table::drop().table(name).to_owned();
+    match backend {
+        Backend::Postgres => stmt.to_string(PostgresQueryBuilder),
+        Backend::MySql => stmt.to_string(MysqlQueryBuilder),
+        Backend::Sqlite => stmt.to_string(SqliteQueryBuilder),
+    }
 }
 
 /// The whole schema as one reviewable script: a header, then each create statement
@@ -81,6 +92,18 @@ pub fn script(backend: Backend, tables: &OutboxTables) -> String {
         out.push_str(";\n");
     }
     out
+}
+
+/// `CREATE SCHEMA IF NOT EXISTS` on PostgreSQL when a schema is set; MySQL databases and
+/// SQLite attached databases must exist already.
+fn create_schema(backend: Backend, schema: Option<&str>) -> Option<String> {
+    match (backend, schema) {
+        (Backend::Postgres, Some(schema)) => Some(format!(
+            "CREATE SCHEMA IF NOT EXISTS {}",
+            quote(backend, schema)
+        )),
+        _ => None,
+    }
 }
 
 fn messages_table(backend: Backend, tables: &OutboxTables) -> TableCreateStatement {
@@ -160,7 +183,13 @@ fn blob(backend: Backend, column: message::Column) -> ColumnDef {
 }
 
 fn created_at(backend: Backend) -> ColumnDef {
-    let mut def = ColumnDef::new(message::Column::CreatedAt);
+    utc_timestamp(backend, message::Column::CreatedAt)
+}
+
+/// A non-null point in time: `timestamptz` (PostgreSQL), `datetime(6)` holding UTC
+/// (MySQL/MariaDB), RFC 3339 text (SQLite).
+fn utc_timestamp(backend: Backend, column: impl IntoIden) -> ColumnDef {
+    let mut def = ColumnDef::new(column);
     match backend {
         Backend::MySql => def.custom(Alias::new("datetime(6)").into_iden()),
         Backend::Postgres | Backend::Sqlite => def.timestamp_with_time_zone(),
@@ -188,8 +217,16 @@ fn render_table(backend: Backend, stmt: &TableCreateStatement) -> String {
     }
 }
 
-fn render_index(backend: Backend, tables: &OutboxTables, stmt: &IndexCreateStatement) -> String {
-    let Some(schema) = tables.schema() else {
+/// Renders `CREATE INDEX index ON [schema.]table (columns)`.
+fn render_index(
+    backend: Backend,
+    schema: Option<&str>,
+    table: &str,
+    index: &str,
+    stmt: &IndexCreateStatement,
+    columns: &[&str],
+) -> String {
+    let Some(schema) = schema else {
         return match backend {
             Backend::Postgres => stmt.to_string(PostgresQueryBuilder),
             Backend::MySql => stmt.to_string(MysqlQueryBuilder),
@@ -200,27 +237,16 @@ fn render_index(backend: Backend, tables: &OutboxTables, stmt: &IndexCreateState
     // SQLite wants the schema on the index name instead of the table; spell these out.
     let (index, table) = match backend {
         Backend::Postgres | Backend::MySql => (
-            quote(backend, tables.messages_index()),
-            format!(
-                "{}.{}",
-                quote(backend, schema),
-                quote(backend, tables.messages())
-            ),
+            quote(backend, index),
+            format!("{}.{}", quote(backend, schema), quote(backend, table)),
         ),
         Backend::Sqlite => (
-            format!(
-                "{}.{}",
-                quote(backend, schema),
-                quote(backend, tables.messages_index())
-            ),
-            quote(backend, tables.messages()),
+            format!("{}.{}", quote(backend, schema), quote(backend, index)),
+            quote(backend, table),
         ),
     };
-    format!(
-        "CREATE INDEX {index} ON {table} ({}, {})",
-        quote(backend, "bucket"),
-        quote(backend, "id")
-    )
+    let columns: Vec<String> = columns.iter().map(|c| quote(backend, c)).collect();
+    format!("CREATE INDEX {index} ON {table} ({})", columns.join(", "))
 }
 
 /// Quotes an identifier the way the backend's query builder does (doubling any quote
@@ -254,31 +280,44 @@ mod tests {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../migrations")
     }
 
-    /// The checked-in DDL files are exactly what the migration runs for the default
-    /// names. `OUTBOX_BLESS=1` rewrites them instead of failing.
+    /// The checked-in DDL files are exactly what the migrations run for the default
+    /// names: `migrations/<backend>.sql` for the outbox, `migrations/inbox/<backend>.sql`
+    /// for the opt-in inbox. `OUTBOX_BLESS=1` rewrites them instead of failing.
     #[test]
     fn migrations_dir_matches_the_migration() {
         let bless = std::env::var("OUTBOX_BLESS").is_ok_and(|v| v == "1");
         let mut drifted = Vec::new();
         for backend in BACKENDS {
-            let path = migrations_dir().join(format!("{}.sql", backend.name()));
-            let expected = script(backend, &OutboxTables::default());
-            if bless {
-                std::fs::write(&path, &expected).unwrap();
-                continue;
-            }
-            let actual = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("{} is missing ({e})", path.display()));
-            if actual != expected {
-                drifted.push(format!(
-                    "{}:\n--- checked in\n{actual}\n--- generated\n{expected}",
-                    path.display()
-                ));
+            let file = format!("{}.sql", backend.name());
+            let expected = [
+                (
+                    migrations_dir().join(&file),
+                    script(backend, &OutboxTables::default()),
+                ),
+                (
+                    migrations_dir().join("inbox").join(&file),
+                    inbox_script(backend, &crate::InboxTable::default()),
+                ),
+            ];
+            for (path, expected) in expected {
+                if bless {
+                    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                    std::fs::write(&path, &expected).unwrap();
+                    continue;
+                }
+                let actual = std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| panic!("{} is missing ({e})", path.display()));
+                if actual != expected {
+                    drifted.push(format!(
+                        "{}:\n--- checked in\n{actual}\n--- generated\n{expected}",
+                        path.display()
+                    ));
+                }
             }
         }
         assert!(
             drifted.is_empty(),
-            "migrations/*.sql drifted from the sea-orm migration; review and regenerate with \
+            "migrations/ drifted from the sea-orm migrations; review and regenerate with \
              `OUTBOX_BLESS=1 cargo test -p outbox-seaorm --lib ddl`:\n{}",
             drifted.join("\n")
         );

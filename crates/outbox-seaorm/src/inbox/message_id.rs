@@ -1,0 +1,227 @@
+//! Reading the message id that the relay stamps on every record.
+//!
+//! The publisher writes the row's `message_id` as a header (default
+//! [`DEFAULT_MESSAGE_ID_HEADER`], `x-outbox-message-id`) whose value is the UUID in its
+//! 36-character hyphenated text form. Redeliveries of a record carry the same id, so it
+//! is the key a consumer deduplicates on.
+
+use outbox_core::Uuid;
+use outbox_core::options::DEFAULT_MESSAGE_ID_HEADER;
+
+/// Longest accepted header name, in characters (the relay's own limit).
+const MAX_HEADER_NAME_LEN: usize = 255;
+
+/// How much of an unparsable value an error quotes.
+const QUOTED_VALUE_LEN: usize = 64;
+
+/// Why no message id could be read from a record's headers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MessageIdError {
+    /// The record has no header of that name (not published by an outbox relay, or the
+    /// relay was configured with another header name).
+    #[error("the record has no {header:?} header")]
+    Missing {
+        /// The header looked for.
+        header: String,
+    },
+    /// The header's value is not a UUID.
+    #[error("the {header:?} header holds {value:?}, which is not a UUID")]
+    NotAUuid {
+        /// The header.
+        header: String,
+        /// The value, lossily decoded and cut to 64 characters.
+        value: String,
+    },
+    /// The header appears more than once with different ids: which delivery this is
+    /// cannot be told, so none is assumed.
+    #[error("the {header:?} header appears twice with different ids ({first} and {second})")]
+    Conflicting {
+        /// The header.
+        header: String,
+        /// The first id found.
+        first: Uuid,
+        /// A different id found later.
+        second: Uuid,
+    },
+}
+
+/// A header name refused by [`MessageIdHeader::new`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "message-id header name {name:?} refused: it must be 1 to {MAX_HEADER_NAME_LEN} characters, not blank, without control characters"
+)]
+pub struct InvalidHeaderName {
+    /// The name given.
+    pub name: String,
+}
+
+/// Reads message ids from consumed records' headers.
+///
+/// ```
+/// use outbox_seaorm::MessageIdHeader;
+///
+/// let id = "0193a3a4-5f6e-7c2d-9b1a-1234567890ab";
+/// // Headers as (name, value) pairs, e.g. rskafka's `BTreeMap<String, Vec<u8>>`.
+/// let headers = [("trace", "t-1".as_bytes()), ("x-outbox-message-id", id.as_bytes())];
+/// let message_id = MessageIdHeader::default().find(headers)?;
+/// assert_eq!(message_id.to_string(), id);
+/// # Ok::<(), outbox_seaorm::MessageIdError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageIdHeader {
+    name: String,
+}
+
+impl Default for MessageIdHeader {
+    /// The relay's default header, `x-outbox-message-id`.
+    fn default() -> Self {
+        MessageIdHeader {
+            name: DEFAULT_MESSAGE_ID_HEADER.to_owned(),
+        }
+    }
+}
+
+impl MessageIdHeader {
+    /// Reads this header instead: the `message_id_header` the relays were configured
+    /// with. Refused when blank, longer than 255 characters or holding control
+    /// characters (names no relay accepts).
+    pub fn new(name: impl Into<String>) -> Result<Self, InvalidHeaderName> {
+        let name = name.into();
+        let ok = !name.trim().is_empty()
+            && name.chars().count() <= MAX_HEADER_NAME_LEN
+            && !name.chars().any(char::is_control);
+        if ok {
+            Ok(MessageIdHeader { name })
+        } else {
+            Err(InvalidHeaderName { name })
+        }
+    }
+
+    /// The header name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The message id in `headers`, given as `(name, value)` pairs in any form
+    /// (`&BTreeMap<String, Vec<u8>>`, a slice of tuples...). A header repeated with the
+    /// same id is accepted; with different ids it is refused. Clients whose header
+    /// values can be null should pass only the non-null ones.
+    pub fn find<I, N, V>(&self, headers: I) -> Result<Uuid, MessageIdError>
+    where
+        I: IntoIterator<Item = (N, V)>,
+        N: AsRef<str>,
+        V: AsRef<[u8]>,
+    {
+        let mut found: Option<Uuid> = None;
+        for (name, value) in headers {
+            if name.as_ref() != self.name {
+                continue;
+            }
+            let id = self.parse(value.as_ref())?;
+            match found {
+                Some(first) if first != id => {
+                    return Err(MessageIdError::Conflicting {
+                        header: self.name.clone(),
+                        first,
+                        second: id,
+                    });
+                }
+                _ => found = Some(id),
+            }
+        }
+        found.ok_or_else(|| MessageIdError::Missing {
+            header: self.name.clone(),
+        })
+    }
+
+    /// Parses one header value: a UUID as text (the hyphenated form the relay writes;
+    /// the simple, braced and URN forms are accepted too).
+    pub fn parse(&self, value: &[u8]) -> Result<Uuid, MessageIdError> {
+        Uuid::try_parse_ascii(value).map_err(|_| MessageIdError::NotAUuid {
+            header: self.name.clone(),
+            value: String::from_utf8_lossy(value)
+                .chars()
+                .take(QUOTED_VALUE_LEN)
+                .collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn reads_what_the_relay_writes() {
+        let id = Uuid::now_v7();
+        // The relay writes `hyphenated()`, as outbox-kafka's record plan does.
+        let value = id.hyphenated().to_string().into_bytes();
+        let mut headers = BTreeMap::new();
+        headers.insert("trace".to_owned(), b"t".to_vec());
+        headers.insert(DEFAULT_MESSAGE_ID_HEADER.to_owned(), value.clone());
+        assert_eq!(MessageIdHeader::default().find(&headers), Ok(id));
+        assert_eq!(MessageIdHeader::default().parse(&value), Ok(id));
+        // The same id twice (a header copied by a forwarding hop) is fine.
+        let twice = [
+            ("x-outbox-message-id", &value),
+            ("x-outbox-message-id", &value),
+        ];
+        assert_eq!(MessageIdHeader::default().find(twice), Ok(id));
+    }
+
+    #[test]
+    fn typed_refusals() {
+        let h = MessageIdHeader::new("mid").unwrap();
+        assert_eq!(h.name(), "mid");
+        let id = Uuid::now_v7().to_string();
+        assert_eq!(
+            h.find([("x-outbox-message-id", id.as_bytes())]),
+            Err(MessageIdError::Missing {
+                header: "mid".into()
+            })
+        );
+        assert_eq!(
+            h.find(Vec::<(String, Vec<u8>)>::new()),
+            Err(MessageIdError::Missing {
+                header: "mid".into()
+            })
+        );
+        let long = vec![b'z'; 100];
+        match h.find([("mid", long.as_slice())]) {
+            Err(MessageIdError::NotAUuid { header, value }) => {
+                assert_eq!(header, "mid");
+                assert_eq!(value.len(), 64, "quoted value is cut");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            h.find([("mid", &[0xff_u8, 0xfe][..])]),
+            Err(MessageIdError::NotAUuid { .. })
+        ));
+        // 16 raw bytes are not the text form the relay writes.
+        assert!(matches!(
+            h.find([("mid", Uuid::now_v7().as_bytes().as_slice())]),
+            Err(MessageIdError::NotAUuid { .. })
+        ));
+        let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
+        assert_eq!(
+            h.find([("mid", a.to_string()), ("mid", b.to_string())]),
+            Err(MessageIdError::Conflicting {
+                header: "mid".into(),
+                first: a,
+                second: b
+            })
+        );
+        for bad in ["", "  ", "a\nb"] {
+            assert_eq!(
+                MessageIdHeader::new(bad),
+                Err(InvalidHeaderName { name: bad.into() })
+            );
+        }
+        assert!(MessageIdHeader::new("m".repeat(256)).is_err());
+        assert!(MessageIdHeader::new("m".repeat(255)).is_ok());
+    }
+}
