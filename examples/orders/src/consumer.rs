@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use outbox_seaorm::MessageIdHeader;
 use rskafka::client::Client;
 use rskafka::client::partition::UnknownTopicHandling;
 use uuid::Uuid;
@@ -27,7 +28,7 @@ pub struct Consumer {
     client: Arc<Client>,
     topic: String,
     partitions: i32,
-    header: String,
+    header: MessageIdHeader,
     offsets: Vec<i64>,
     seen: HashSet<Uuid>,
     /// Copies dropped because their message id was already processed.
@@ -38,12 +39,12 @@ pub struct Consumer {
 
 impl Consumer {
     /// A consumer of `partitions` partitions of `topic`, deduplicating on `header`.
-    pub fn new(client: Arc<Client>, topic: &str, partitions: i32, header: &str) -> Self {
+    pub fn new(client: Arc<Client>, topic: &str, partitions: i32, header: MessageIdHeader) -> Self {
         Consumer {
             client,
             topic: topic.to_owned(),
             partitions,
-            header: header.to_owned(),
+            header,
             offsets: vec![0; usize::try_from(partitions).unwrap_or(0)],
             seen: HashSet::new(),
             duplicates: 0,
@@ -73,13 +74,9 @@ impl Consumer {
             let index = usize::try_from(partition)?;
             for record in records {
                 self.offsets[index] = record.offset + 1;
-                let id = record
-                    .record
-                    .headers
-                    .get(&self.header)
-                    .and_then(|v| std::str::from_utf8(v).ok())
-                    .and_then(|s| Uuid::parse_str(s).ok());
-                let Some(message_id) = id else {
+                // The same reader the inbox uses (`outbox_seaorm::Inbox` makes this
+                // deduplication durable; the demo keeps it in memory).
+                let Ok(message_id) = self.header.find(&record.record.headers) else {
                     self.unidentified += 1;
                     continue;
                 };

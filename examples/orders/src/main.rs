@@ -17,7 +17,7 @@ use clap::Parser;
 use outbox_core::driver::Relay;
 use outbox_core::{CommitNotifier, RelayOptions};
 use outbox_kafka::KafkaPublisher;
-use outbox_seaorm::{Outbox, OutboxTables, SeaOrmStore};
+use outbox_seaorm::{MessageIdHeader, Outbox, OutboxTables, SeaOrmStore};
 use rskafka::client::ClientBuilder;
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Schema};
 use sea_orm_migration::MigratorTrait;
@@ -127,12 +127,8 @@ async fn main() -> anyhow::Result<()> {
     });
 
     // The consumer runs until every committed order arrived.
-    let mut consumer = Consumer::new(
-        Arc::clone(&kafka),
-        TOPIC,
-        PARTITIONS,
-        options.message_id_header(),
-    );
+    let header = MessageIdHeader::new(options.message_id_header())?;
+    let mut consumer = Consumer::new(Arc::clone(&kafka), TOPIC, PARTITIONS, header);
     let mut progress = Progress::new(u64::from(args.orders));
     let mut latencies = Vec::new();
     let started = Instant::now();
