@@ -96,17 +96,19 @@ async fn scenario() {
     }
     let acknowledged_while_down = acknowledged(&relays);
 
+    // Recreate the topic before any relay can reach the new broker: a relay's metadata
+    // request would otherwise auto-create it with the broker's default partition count.
+    // Freezing the relays around the restart rules that race out.
+    for r in &relays {
+        r.pause();
+    }
     broker.restart().unwrap();
     broker.wait_ready(Duration::from_secs(10)).unwrap();
-    // The memory engine forgot the topic. The relays' metadata requests may recreate it
-    // first (with the broker's default partition count); the checker reads whatever
-    // partitions the topic has.
     let client = outbox_tests::kafka::client(&env.brokers).await;
-    let _ = client
-        .controller_client()
-        .unwrap()
-        .create_topic(&env.topic, PARTITIONS, 1, 5_000)
-        .await;
+    outbox_tests::kafka::create_topic(&client, &env.topic, PARTITIONS).await;
+    for r in &relays {
+        r.resume();
+    }
     assert!(
         eventually(Duration::from_secs(20), || async {
             acknowledged(&relays) > acknowledged_while_down
