@@ -18,11 +18,14 @@
 //!
 //! Helpers for fault tests: [`proxy`] (a TCP proxy that cuts or refuses connections, with
 //! a Kafka-aware mode that drops responses or injects Produce errors), [`kafka`] (topics
-//! and reading partitions to their end) and [`tls`] (a throw-away CA and certificates).
+//! and reading partitions to their end), [`tls`] (a throw-away CA and certificates) and
+//! [`faults`] (relay processes, a continuous writer and a topic checker for the
+//! fault-injection suite).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub mod faults;
 pub mod kafka;
 pub mod proxy;
 pub mod tls;

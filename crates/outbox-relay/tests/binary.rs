@@ -169,7 +169,11 @@ fn invalid_configuration_exits_with_1_and_names_the_option() {
 fn a_writer_with_a_larger_bucket_count_stops_the_relay_with_exit_2() {
     outbox_tests::require_broker();
     let url = sqlite_file("misconfigured");
-    // First run creates the tables, then stop it.
+    // First run creates the tables, then stop it. A stopped relay keeps its leases until
+    // they expire, and the next relay only probes (and finds the stray bucket) once it
+    // owns buckets, which it retries every renew interval: with the defaults (30 s
+    // lease, 10 s renewal) this test used to wait up to 30 s for that. Short leases on
+    // both runs keep it to about a second.
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let brokers = outbox_tests::brokers();
@@ -182,6 +186,10 @@ fn a_writer_with_a_larger_bucket_count_stops_the_relay_with_exit_2() {
         &brokers,
         "--listen",
         &listen,
+        "--lease-duration",
+        "2s",
+        "--lease-renew-interval",
+        "500ms",
     ]);
     assert!(wait_for(
         || get(port, "/readyz").is_some_and(|(s, _)| s == 200),
@@ -218,6 +226,10 @@ fn a_writer_with_a_larger_bucket_count_stops_the_relay_with_exit_2() {
         &brokers,
         "--listen",
         &listen,
+        "--lease-duration",
+        "2s",
+        "--lease-renew-interval",
+        "500ms",
     ]);
     let status = wait_exit(&mut relay, Duration::from_secs(60));
     assert_eq!(

@@ -1,0 +1,44 @@
+//! A fault-injection harness: relays as separate OS processes against PostgreSQL and a
+//! Kafka-compatible broker, a writer enqueuing keyed records continuously, and a checker
+//! that reads the whole topic at the end.
+//!
+//! | piece | what it does |
+//! |---|---|
+//! | [`FaultEnv`] | one scenario's own tables (unique names) on PostgreSQL and its own topic; queries on leases, backlog and the relays' database sessions |
+//! | [`RelayProcess`] | one `outbox-relay` process: signals (`kill -9`, SIGSTOP, SIGCONT, SIGTERM), `/metrics`, its log; killed when dropped |
+//! | [`Writer`] | a tokio task enqueuing `(key, seq)` records in transactions at a steady rate, remembering a record only once its commit succeeded |
+//! | [`checker`] | reads the topic back and checks no loss, per-key order of first deliveries, message ids, duplicates |
+//!
+//! Everything has a deadline, so a hung scenario fails instead of hanging.
+
+pub mod checker;
+mod env;
+mod relay;
+mod writer;
+
+pub use env::FaultEnv;
+pub use relay::{RelayProcess, RelaySpec};
+/// Message ids, for tests whose crate does not depend on `uuid` itself.
+pub use uuid::Uuid;
+pub use writer::{Committed, Writer, WriterReport};
+
+use std::time::{Duration, Instant};
+
+/// Polls `check` every 100 ms until it holds or `within` has passed; returns whether it
+/// held.
+pub async fn eventually<F, Fut>(within: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if check().await {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
