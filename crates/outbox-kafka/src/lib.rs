@@ -21,7 +21,10 @@
 //! in enqueue order**, and the call reports the contiguous acknowledged prefix of the
 //! whole batch plus the first error. A lost answer or a dropped connection makes the
 //! publisher resend *the same batch with the same sequence*, which the broker
-//! deduplicates (DUPLICATE_SEQUENCE_NUMBER on such a resend counts as appended). When the
+//! deduplicates (DUPLICATE_SEQUENCE_NUMBER on such a resend counts as appended, unless
+//! the broker was unreachable in between: a restarted broker that forgot its producer
+//! state may have given our producer id to another producer, whose batch the answer could
+//! mean, so the batch is reported unacknowledged and resent later as a duplicate). When the
 //! broker rejects the sequence (out of order, unknown producer id, fenced) or a batch's
 //! fate stays unknown past the delivery timeout, the batch is reported unacknowledged
 //! and the next send uses a new producer id.

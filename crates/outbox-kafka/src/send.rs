@@ -156,12 +156,20 @@ impl Sender {
         let mut backoff = Backoff::new(self.retry_backoff, self.max_retry_backoff);
         // Whether an earlier attempt of this batch may be in the log unbeknown to us.
         let mut maybe_appended = false;
+        // Whether the leader could not be reached after such an attempt. The broker may
+        // have restarted in between, and a broker that forgets producer state (Tansu's
+        // memory engine) hands producer ids out again from the start: another producer
+        // may now hold our id, and DUPLICATE_SEQUENCE_NUMBER may refer to *its* batch.
+        let mut lost_contact = false;
         let mut attempt = 0u32;
         loop {
             attempt += 1;
             let last = match self.cluster.leader(topic, partition).await {
                 Err(e) if e.is_permanent() && !maybe_appended => return Err(e),
-                Err(e) => e,
+                Err(e) => {
+                    lost_contact |= maybe_appended;
+                    e
+                }
                 Ok(conn) => {
                     in_flight.arm();
                     match conn.produce(topic, partition, &batch).await {
@@ -197,7 +205,7 @@ impl Sender {
                                     );
                                     return Ok(());
                                 }
-                                Verdict::Duplicate if maybe_appended => {
+                                Verdict::Duplicate if maybe_appended && !lost_contact => {
                                     // An earlier attempt of this very batch was appended.
                                     sequence.advance(count);
                                     in_flight.settle();
@@ -210,6 +218,18 @@ impl Sender {
                                     return Ok(());
                                 }
                                 Verdict::Duplicate | Verdict::Sequence => {
+                                    if maybe_appended && verdict == Verdict::Duplicate {
+                                        // Not provably ours: report the batch as not
+                                        // acknowledged. If it was appended, the resend
+                                        // under a new producer id is a duplicate; trusting
+                                        // the answer could lose it.
+                                        warn!(
+                                            topic,
+                                            partition,
+                                            base_sequence,
+                                            "duplicate answer after the broker was unreachable; batch not counted as appended"
+                                        );
+                                    }
                                     in_flight.settle();
                                     self.session.invalidate(
                                         session.generation,

@@ -2,8 +2,8 @@
 //! Expected: the buckets rebalance to the fair split within a few lease periods after
 //! each change, and nothing is lost.
 //!
-//! A relay stopped with SIGTERM does not release its leases (nor withdraw its heartbeat)
-//! today: the survivor takes its buckets once they expire, which the bound below allows.
+//! A relay stopped with SIGTERM hands its leases back and deletes its heartbeat before it
+//! exits, so the survivor takes its buckets at its next rebalance, not after expiry.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -83,6 +83,13 @@ async fn scenario() {
             relay.log_tail(20)
         );
     }
+    // Checked right after the exits, while the leases they last renewed (for 3 s, every
+    // second) would still be live had they not been handed back.
+    let held = env.leases_by_owner().await;
+    assert!(
+        !held.contains_key(b) && !held.contains_key(c),
+        "stopped relays released their leases: {held:?}"
+    );
     wait_fair(&env, &[a], &[&relay_a], "3 -> 1").await;
 
     let report = writer.stop().await;

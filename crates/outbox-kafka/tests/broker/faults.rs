@@ -159,6 +159,76 @@ async fn a_sequence_error_reinitialises_the_producer() {
     );
 }
 
+/// The answer to a batch is lost, then the broker cannot be reached for a while (as when
+/// it restarts), then the resend is answered DUPLICATE_SEQUENCE_NUMBER. A broker that
+/// forgot its producer state may have given our producer id to someone else, so that
+/// answer proves nothing: the batch is reported unacknowledged (never a loss), and the
+/// relay's next publish appends it again under a new producer id (a duplicate).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicate_answer_after_the_broker_was_unreachable_is_not_trusted() {
+    let brokers = brokers();
+    let (client, topic) = topic(&brokers, "kafka_dup_after_outage", 1).await;
+    let proxy = Proxy::start_kafka(&brokers).await.unwrap();
+    let publisher = publisher_for(proxy.addr())
+        .retry_backoff(Duration::from_millis(300), Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let warm = [message(&topic, Some(b"k"), b"warm-up")];
+    assert!(publish(&publisher, &warm).await.error.is_none());
+    let first_id = publisher.producer_id().unwrap();
+
+    let batch: Vec<_> = (0..3)
+        .map(|i| message(&topic, Some(b"k"), format!("v{i}").as_bytes()))
+        .collect();
+    let before = proxy.requests(PRODUCE);
+    proxy.fault_next(PRODUCE, Fault::DropResponseAndClose, 1);
+    proxy.fault_next(PRODUCE, Fault::FailWith(46), 1);
+    let call = {
+        let (publisher, batch) = (publisher.clone(), batch.clone());
+        tokio::spawn(async move { publish(&publisher, &batch).await })
+    };
+    // Refuse connections as soon as the first attempt went through (the publisher waits
+    // 300 ms before reconnecting), for long enough that it tries and fails.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while proxy.requests(PRODUCE) == before {
+        assert!(tokio::time::Instant::now() < deadline, "no produce request");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    proxy.set_refusing(true);
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    proxy.set_refusing(false);
+    let outcome = call.await.unwrap();
+    assert_eq!(
+        proxy.faults_applied(),
+        2,
+        "lost answer, then the duplicate answer"
+    );
+    assert_eq!(
+        outcome.acknowledged, 0,
+        "the duplicate answer was not trusted"
+    );
+    assert!(matches!(
+        outcome
+            .error
+            .as_ref()
+            .and_then(|e| e.source.downcast_ref::<KafkaPublishError>()),
+        Some(KafkaPublishError::Sequence { code: 46, .. })
+    ));
+    assert_eq!(publisher.producer_id(), None, "the producer id is dropped");
+
+    // The relay publishes the rows again: appended a second time, nothing lost.
+    let outcome = publish(&publisher, &batch).await;
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    assert_ne!(publisher.producer_id(), Some(first_id));
+    let got = ids(&outbox_tests::kafka::read_partition(&client, &topic, 0).await);
+    let once: Vec<String> = batch.iter().map(|m| m.message_id.to_string()).collect();
+    let expected: Vec<String> = std::iter::once(warm[0].message_id.to_string())
+        .chain(once.iter().cloned())
+        .chain(once.iter().cloned())
+        .collect();
+    assert_eq!(got, expected, "the first attempt's copy, then the resend's");
+}
+
 /// A broker that cannot be reached: a retryable connection error within the delivery
 /// timeout, nothing acknowledged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
