@@ -20,12 +20,16 @@
 mod ack;
 mod args;
 mod ceilings;
+mod count_proxy;
 mod data;
 mod drain;
+mod enqueue;
 mod env;
 mod latency;
 mod naive;
+mod processes;
 mod report;
+mod scaling;
 
 use std::time::Instant;
 
@@ -137,6 +141,12 @@ async fn run(args: Args) {
     }
     if env.args.runs("latency") {
         latency::run(&env, &mut report).await;
+    }
+    if env.args.runs("enqueue") {
+        enqueue::run(&env, &mut report).await;
+    }
+    if env.args.runs("scaling") {
+        scaling::run(&env, &mut report).await;
     }
     if let Some(source) = shared.source.take() {
         env.drop_tables(&db, &source).await;
