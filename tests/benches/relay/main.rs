@@ -25,6 +25,7 @@ mod data;
 mod drain;
 mod enqueue;
 mod env;
+mod growth;
 mod latency;
 mod naive;
 mod processes;
@@ -147,6 +148,9 @@ async fn run(args: Args) {
     }
     if env.args.runs("scaling") {
         scaling::run(&env, &mut report).await;
+    }
+    if env.args.runs("growth") {
+        growth::run(&env, &mut report).await;
     }
     if let Some(source) = shared.source.take() {
         env.drop_tables(&db, &source).await;
