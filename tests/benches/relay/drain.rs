@@ -11,7 +11,8 @@ use sea_orm::DatabaseConnection;
 
 use crate::ack::{Acks, Recording};
 use crate::env::{BATCH, Env, VALUE_SIZE, wait_until};
-use crate::report::{Report, int};
+use crate::report::{Report, int, ms};
+use crate::timing::{Timed, Timings, process_cpu};
 use crate::{Shared, ceilings, data};
 
 const SECTION: &str = "1 drain";
@@ -26,7 +27,12 @@ pub async fn run(env: &Env, shared: &mut Shared, report: &mut Report) {
     let tables = env.tables(&db).await;
     let topic = env.topic().await;
     data::copy(&db, &source, &tables, &topic, None).await;
-    let elapsed = relay_drain(env, &db, &tables, n, 8).await;
+    let timings = Timings::default();
+    let cpu_before = process_cpu();
+    let elapsed = relay_drain(env, &db, &tables, n, 8, &timings).await;
+    let cpu = process_cpu()
+        .zip(cpu_before)
+        .map(|(after, before)| after - before);
     let in_topic = env.topic_count(&topic).await;
     assert_eq!(in_topic, n, "the topic must hold every drained row");
     env.drop_tables(&db, &tables).await;
@@ -36,6 +42,21 @@ pub async fn run(env: &Env, shared: &mut Shared, report: &mut Report) {
     report.set(SECTION, "rows", n);
     report.set(SECTION, "relay_seconds", elapsed.as_secs_f64());
     report.set(SECTION, "relay_msgs_per_s", relay);
+    breakdown(report, SECTION, "relay", &timings);
+    if let Some(cpu) = cpu {
+        // The relay, the database client and the Kafka client all run in this process.
+        let share = cpu.as_secs_f64() / elapsed.as_secs_f64();
+        report.line(
+            SECTION,
+            "bench process CPU during the relay drain (cores busy)",
+            format!(
+                "{share:.2} ({:.1} s CPU in {:.1} s)",
+                cpu.as_secs_f64(),
+                elapsed.as_secs_f64()
+            ),
+        );
+        report.set(SECTION, "relay_process_cpu_cores", share);
+    }
 
     // (a) the broker alone.
     let topic = env.topic().await;
@@ -92,10 +113,17 @@ pub async fn relay_drain(
     tables: &OutboxTables,
     n: u64,
     bucket_count: u32,
+    timings: &Timings,
 ) -> Duration {
     let acks = Acks::default();
-    let store = SeaOrmStore::new(env.db().await, tables.clone()).unwrap();
-    let publisher = Recording::new(env.publisher().await, acks.clone());
+    let store = Timed::new(
+        SeaOrmStore::new(env.db().await, tables.clone()).unwrap(),
+        timings.clone(),
+    );
+    let publisher = Recording::new(
+        Timed::new(env.publisher().await, timings.clone()),
+        acks.clone(),
+    );
     let options = env.relay_options(bucket_count).build().unwrap();
     let started = Instant::now();
     let relay = Relay::spawn(store, publisher, options).unwrap();
@@ -115,4 +143,34 @@ pub async fn relay_drain(
 /// Generous: nobody drains slower than 200 rows per second plus a minute.
 pub fn drain_timeout(n: u64) -> Duration {
     Duration::from_secs(60 + n / 200)
+}
+
+/// One table line per relay operation: calls, mean and p50 / p99 duration.
+pub fn breakdown(report: &mut Report, section: &str, who: &str, timings: &Timings) {
+    for (op, calls, mean, p50, p99) in timings.summary() {
+        if !["fetch", "publish", "delete", "probe"].contains(&op.as_str()) {
+            continue;
+        }
+        report.line(
+            section,
+            &format!("{who} {op}: calls, mean, p50 / p99"),
+            format!("{calls}, {}, {} / {}", ms(mean), ms(p50), ms(p99)),
+        );
+        report.set(section, &format!("{who}_{op}_calls"), calls);
+        report.set(
+            section,
+            &format!("{who}_{op}_mean_ms"),
+            mean.as_secs_f64() * 1e3,
+        );
+        report.set(
+            section,
+            &format!("{who}_{op}_p50_ms"),
+            p50.as_secs_f64() * 1e3,
+        );
+        report.set(
+            section,
+            &format!("{who}_{op}_p99_ms"),
+            p99.as_secs_f64() * 1e3,
+        );
+    }
 }

@@ -25,6 +25,7 @@ use crate::args::DbKind;
 use crate::data;
 use crate::env::{Env, VALUE_SIZE, wait_until};
 use crate::report::{Report, ms};
+use crate::timing::{Timed, Timings};
 
 const SECTION: &str = "3 latency";
 
@@ -36,8 +37,10 @@ pub async fn run(env: &Env, report: &mut Report) {
     );
     let db = env.db().await;
 
-    let local = single_relay(env, &db, rate, seconds, true).await;
+    let timings = Timings::default();
+    let local = single_relay(env, &db, rate, seconds, true, &timings).await;
     local.report(report, "local notification");
+    crate::drain::breakdown(report, SECTION, "local", &timings);
     report.target(
         "p99 commit-to-ack, local notification",
         "<= 25 ms",
@@ -45,7 +48,7 @@ pub async fn run(env: &Env, report: &mut Report) {
         Some(local.p99 <= Duration::from_millis(25)),
     );
 
-    let polling = single_relay(env, &db, rate, seconds, false).await;
+    let polling = single_relay(env, &db, rate, seconds, false, &Timings::default()).await;
     polling.report(report, "polling only (poll interval 1 s)");
     report.target(
         "p99 commit-to-ack, polling only",
@@ -106,12 +109,19 @@ async fn single_relay(
     rate: u64,
     seconds: u64,
     notify: bool,
+    timings: &Timings,
 ) -> Stats {
     let tables = env.tables(db).await;
     let topic = env.topic().await;
     let acks = Acks::with_instants();
-    let store = SeaOrmStore::new(env.db().await, tables.clone()).unwrap();
-    let publisher = Recording::new(env.publisher().await, acks.clone());
+    let store = Timed::new(
+        SeaOrmStore::new(env.db().await, tables.clone()).unwrap(),
+        timings.clone(),
+    );
+    let publisher = Recording::new(
+        Timed::new(env.publisher().await, timings.clone()),
+        acks.clone(),
+    );
     let options = env.relay_options(8).build().unwrap();
     let mut outbox = Outbox::new(tables.clone(), options.enqueue_config());
     let relay = Relay::spawn(store, publisher, options).unwrap();

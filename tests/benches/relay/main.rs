@@ -31,6 +31,7 @@ mod naive;
 mod processes;
 mod report;
 mod scaling;
+mod timing;
 
 use std::time::Instant;
 
@@ -160,7 +161,11 @@ async fn run(args: Args) {
     report.write_json(&env.args.json).unwrap();
     println!(
         "\nwrote {} ({:.0} s)",
-        env.args.json.display(),
+        env.args
+            .json
+            .canonicalize()
+            .unwrap_or_else(|_| env.args.json.clone())
+            .display(),
         started.elapsed().as_secs_f64()
     );
 }
