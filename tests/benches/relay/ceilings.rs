@@ -45,7 +45,7 @@ pub async fn produce(env: &Env, topic: &str, n: u64) -> Duration {
     loop {
         let mut sent = false;
         for (bucket, rows) in &mut queues {
-            let batch: Vec<Record> = rows.by_ref().take(BATCH).map(|i| record(i)).collect();
+            let batch: Vec<Record> = rows.by_ref().take(BATCH).map(record).collect();
             if batch.is_empty() {
                 continue;
             }

@@ -23,10 +23,9 @@ const WRITERS: usize = 4;
 const VARIANTS: [usize; 3] = [0, 1, 10];
 
 pub async fn run(env: &Env, report: &mut Report) {
-    let (rounds, round) = env.args.pick(
-        (3, Duration::from_secs(3)),
-        (1, Duration::from_millis(1500)),
-    );
+    let (rounds, round) = env
+        .args
+        .pick((3, Duration::from_secs(3)), (1, Duration::from_secs(1)));
     println!(
         "\n== {SECTION}: order insert with 0 / 1 / 10 outbox rows ({} B values), {WRITERS} writers, {rounds} rounds of {round:?} each",
         VALUE_SIZE

@@ -43,8 +43,9 @@ pub async fn run(env: &Env, report: &mut Report) {
     };
     let store = SeaOrmStore::new(env.db().await, tables.clone()).unwrap();
     let mut next_index = 0u64;
-    let mut firsts: Option<Duration> = None;
+    let mut firsts: Option<(Duration, Duration)> = None;
     let mut worst_ratio: f64 = 0.0;
+    let mut worst_probe: f64 = 0.0;
     for level in &levels {
         let have = data::count(&db, &tables).await;
         let add = level.saturating_sub(have);
@@ -100,14 +101,11 @@ pub async fn run(env: &Env, report: &mut Report) {
             .max(BATCH as u64 * 2);
         let rate = relay_rate(env, &tables, bounded).await;
 
-        let ratio = match firsts {
-            None => {
-                firsts = Some(per_batch);
-                1.0
-            }
-            Some(first) => per_batch.as_secs_f64() / first.as_secs_f64(),
-        };
+        let (first_batch, first_probe) = *firsts.get_or_insert((per_batch, probe));
+        let ratio = per_batch.as_secs_f64() / first_batch.as_secs_f64();
+        let probe_ratio = probe.as_secs_f64() / first_probe.as_secs_f64();
         worst_ratio = worst_ratio.max(ratio);
+        worst_probe = worst_probe.max(probe_ratio);
         report.line(
             SECTION,
             &format!(
@@ -148,6 +146,7 @@ pub async fn run(env: &Env, report: &mut Report) {
             probe.as_secs_f64() * 1e3,
         );
         report.set(SECTION, &format!("{key}_per_batch_over_smallest"), ratio);
+        report.set(SECTION, &format!("{key}_probe_over_smallest"), probe_ratio);
         report.set(SECTION, &format!("{key}_relay_msgs_per_s"), rate);
         report.set(SECTION, &format!("{key}_relay_rows"), bounded);
     }
@@ -161,6 +160,12 @@ pub async fn run(env: &Env, report: &mut Report) {
         "within 1.5x",
         format!("x{worst_ratio:.2}"),
         Some(worst_ratio <= 1.5),
+    );
+    report.target(
+        "pending probe cost, same backlogs",
+        "within 1.5x (not an issue target; shown for the index claim)",
+        format!("x{worst_probe:.2}"),
+        Some(worst_probe <= 1.5),
     );
     if let Some(keys) = keys {
         let drop = Table::drop().table(Alias::new(&keys)).to_owned();

@@ -31,7 +31,7 @@ const SECTION: &str = "3 latency";
 
 pub async fn run(env: &Env, report: &mut Report) {
     let rate = env.args.rate;
-    let seconds = env.args.pick(10, 3);
+    let seconds = env.args.pick(10, 2);
     println!(
         "\n== {SECTION}: writer at {rate} msg/s for {seconds} s, one 1 KiB outbox row per transaction"
     );

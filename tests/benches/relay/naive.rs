@@ -25,7 +25,7 @@ use crate::{Shared, data};
 const SECTION: &str = "2 naive";
 
 pub async fn run(env: &Env, shared: &mut Shared, report: &mut Report) {
-    let budget = Duration::from_secs(env.args.pick(30, 5));
+    let budget = Duration::from_secs(env.args.pick(30, 3));
     println!(
         "\n== {SECTION}: hand-written loop on the same rows, for at most {budget:?} (select {BATCH} {}; per row: produce + await ack, delete)",
         if env.kind() == DbKind::Sqlite {

@@ -153,7 +153,7 @@ pub async fn owners(db: &DatabaseConnection, tables: &OutboxTables) -> BTreeMap<
 /// renew 10 s, backlog sample every 30 s): one owns the bucket, the other owns nothing.
 /// Each talks to the database through its own counting proxy.
 async fn idle(env: &Env, db: &DatabaseConnection, report: &mut Report) {
-    let window = Duration::from_secs(env.args.pick(15, 4));
+    let window = Duration::from_secs(env.args.pick(15, 3));
     let protocol = match env.kind() {
         DbKind::Postgres => Protocol::Postgres,
         DbKind::MariaDb => Protocol::MySql,
@@ -236,7 +236,7 @@ async fn idle(env: &Env, db: &DatabaseConnection, report: &mut Report) {
         "relay B to register",
         Duration::from_secs(30),
         Duration::from_millis(50),
-        || async { proxy_b.take().get("leases and heartbeat").is_some() },
+        || async { proxy_b.take().contains_key("leases and heartbeat") },
     )
     .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
