@@ -18,7 +18,8 @@ COMMANDS:
     test      Start what the tests need (databases, a Tansu broker), lint, run all tests
     broker    Install, start, stop or inspect the project-local Tansu broker
     demo      (not implemented yet: arrives with issue #8)
-    bench     (not implemented yet: arrives with issue #9)
+    bench     Benchmark the relay against a database and the broker; prints a table and
+              writes target/bench/latest.json
     help      Print this help; `cargo xtask help <COMMAND>` for a command's help
 
 GLOBAL OPTIONS:
@@ -48,6 +49,8 @@ STEPS (each printed with its duration; any failure exits non-zero):
        once into .tools/); cargo clippy --workspace --all-targets --locked -- -D warnings
     4. tests: cargo nextest run --workspace --locked --no-fail-fast (cargo test
        --workspace --locked when cargo-nextest is missing), with the extra args appended
+    5. bench smoke: the relay benchmark with --quick (see cargo xtask bench --help);
+       it must run through, no figure is asserted
 
 ENVIRONMENT GIVEN TO THE TESTS:
     OUTBOX_TEST_BROKERS=127.0.0.1:19092 (or the --brokers value)
@@ -104,7 +107,45 @@ Demo options (after --): --orders N (2000), --rate N per second (500),
 ";
 
 const BENCH_HELP: &str = "\
-cargo xtask bench — not implemented yet: arrives with issue #9
+cargo xtask bench — the relay benchmark (issue #9)
+
+USAGE:
+    cargo xtask bench [--quick] [--database postgres|sqlite|mariadb] [--rows N] [--rate N]
+                      [--only SECTION[,SECTION...]] [--brokers <HOST:PORT>]
+
+STEPS:
+    1. databases: as in `cargo xtask test` (started when down, never skipped)
+    2. broker: --brokers, or one answering on 127.0.0.1:19092, or a project-local Tansu
+       started now and stopped at the end
+    3. build: cargo build -p outbox-relay (section 5 runs it as separate processes)
+    4. run: cargo bench --profile dev -p outbox-tests --bench relay -- <options>
+       (the tests' dev profile: nothing is compiled twice)
+
+SECTIONS (tests/benches/relay/, one file each):
+    drain     1. one relay draining N pre-filled rows (1 KiB values, keys over 10,000 ids)
+                 vs. ceilings: rskafka produce alone, database fetch + delete alone
+    naive     2. the hand-written loop (SELECT ... FOR UPDATE SKIP LOCKED, produce and
+                 await each row, delete row by row) on the same rows, time-bounded
+    latency   3. commit-to-ack p50/p99/max at a fixed rate: local notification, polling
+                 only, and two relays with a cross-pod transport
+    enqueue   4. business transaction throughput with 0, 1 and 10 outbox rows
+    scaling   5. 1, 2, 4 relay processes at 8 and 16 buckets; idle queries per second of a
+                 relay owning a bucket and of one owning none (counting proxy)
+    growth    6. per-batch fetch/delete/probe cost and relay rate at backlogs 10^4..10^6
+
+OPTIONS:
+    --quick                 Small sizes, short windows (a smoke run, about a minute)
+    --database <DB>         postgres (default), sqlite or mariadb
+    --rows <N>              Rows drained in sections 1-2 (default 200000; 5000 with --quick);
+                            section 5 drains N/4
+    --rate <N>              Writer rate of section 3 in messages per second (default 1000)
+    --only <SECTIONS>       Run only these sections (comma separated names above)
+    --brokers <HOST:PORT>   Use this external broker; Tansu is neither installed nor started
+    -h, --help              Print help
+
+OUTPUT:
+    A table on stdout (figures, ratios, and the issue's targets: met or not; no target
+    fails the run) and target/bench/latest.json with every figure and the machine facts.
 ";
 
 /// How long `broker start` / `test` wait for a fresh broker to answer.
@@ -133,6 +174,8 @@ struct Args {
     port: Option<u16>,
     no_lint: bool,
     help: bool,
+    /// `bench` options, forwarded to the benchmark program as given.
+    bench: Vec<String>,
     /// Everything after `--`.
     passthrough: Vec<String>,
 }
@@ -158,6 +201,11 @@ fn parse_args(raw: impl IntoIterator<Item = String>) -> Result<Args> {
             }
             "-h" | "--help" => args.help = true,
             "--no-lint" => args.no_lint = true,
+            "--quick" => args.bench.push(flag.clone()),
+            "--database" | "--rows" | "--rate" | "--only" => {
+                let v = value(&flag)?;
+                args.bench.extend([flag.clone(), v]);
+            }
             "--brokers" => args.brokers = Some(value("--brokers")?),
             "--port" => {
                 let v = value("--port")?;
@@ -195,10 +243,12 @@ fn run() -> Result<ExitCode> {
         ["bench", ..] if args.help => help(BENCH_HELP),
         ["test"] => {
             reject(args.port.is_some(), "--port")?;
+            reject(!args.bench.is_empty(), "a bench option")?;
             cmd_test(&args)
         }
         ["broker", sub] => {
             reject(args.no_lint, "--no-lint")?;
+            reject(!args.bench.is_empty(), "a bench option")?;
             reject(!args.passthrough.is_empty(), "arguments after --")?;
             let port = args.port.unwrap_or(DEFAULT_PORT);
             match *sub {
@@ -218,9 +268,14 @@ fn run() -> Result<ExitCode> {
         ["demo"] => {
             reject(args.port.is_some(), "--port")?;
             reject(args.no_lint, "--no-lint")?;
+            reject(!args.bench.is_empty(), "a bench option")?;
             cmd_demo(&args)
         }
-        ["bench", ..] => not_yet("bench", 9),
+        ["bench"] => {
+            reject(args.port.is_some(), "--port")?;
+            reject(args.no_lint, "--no-lint")?;
+            cmd_bench(&args)
+        }
         other => bail!(
             "unknown command {:?} (see cargo xtask --help)",
             other.join(" ")
@@ -238,11 +293,6 @@ fn reject(present: bool, what: &str) -> Result<()> {
         bail!("{what} does not apply to this command (see --help)");
     }
     Ok(())
-}
-
-fn not_yet(what: &str, issue: u32) -> Result<ExitCode> {
-    eprintln!("cargo xtask {what}: not implemented yet: arrives with issue #{issue}");
-    Ok(ExitCode::from(2))
 }
 
 fn root() -> PathBuf {
@@ -494,6 +544,98 @@ fn cmd_demo(args: &Args) -> Result<ExitCode> {
     result.map(|()| ExitCode::SUCCESS)
 }
 
+/// `cargo xtask bench`: databases, broker, the relay binary, then the benchmark program;
+/// a broker started here is stopped again, also when the run fails.
+fn cmd_bench(args: &Args) -> Result<ExitCode> {
+    let t = Instant::now();
+    let root = root();
+    println!("cargo xtask bench {}", args.bench.join(" "));
+    let mut steps = Steps { total: 3, done: 0 };
+    steps.run("databases (PostgreSQL, MariaDB, Redis)", ensure_databases)?;
+    let mut started: Option<Broker> = None;
+    let brokers = steps.run("broker", || {
+        let (addr, broker) = ensure_broker(args, &root)?;
+        started = broker;
+        Ok(addr)
+    })?;
+    let version = broker_version(args, started.is_some());
+    let outcome = steps.run("benchmark", || {
+        run_bench(&root, &brokers, &version, &args.bench, &args.passthrough)
+    });
+    if let Some(mut b) = started.take() {
+        b.stop()?;
+        println!("==> stopped the Tansu broker started for this run");
+    }
+    outcome?;
+    println!("==> cargo xtask bench: done in {:.1} s", secs(t));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the benchmark reports as the broker version.
+fn broker_version(args: &Args, started_here: bool) -> String {
+    if let Some(external) = &args.brokers {
+        return format!("external broker {external} (version unknown)");
+    }
+    if started_here || broker::is_running_in(&broker::default_state_dir(), DEFAULT_PORT) {
+        format!(
+            "Tansu {} (project-local, memory engine)",
+            broker::TANSU_VERSION
+        )
+    } else {
+        format!("unknown (a broker not started by xtask answers on 127.0.0.1:{DEFAULT_PORT})")
+    }
+}
+
+/// Builds the relay binary (dev profile, as the tests) and runs the benchmark program.
+fn run_bench(
+    root: &Path,
+    brokers: &str,
+    broker_version: &str,
+    bench_args: &[String],
+    extra: &[String],
+) -> Result<()> {
+    let cargo = cargo();
+    run_cmd(
+        Command::new(&cargo)
+            .args(["build", "--locked", "-p", "outbox-relay"])
+            .current_dir(root),
+    )?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let relay_bin = target.join("debug").join("outbox-relay");
+    if !relay_bin.exists() {
+        bail!("the relay binary is not at {}", relay_bin.display());
+    }
+    let json = target.join("bench").join("latest.json");
+    run_cmd(
+        Command::new(&cargo)
+            .args([
+                "bench",
+                "--locked",
+                "--profile",
+                "dev",
+                "-p",
+                "outbox-tests",
+                "--bench",
+                "relay",
+                "--",
+                "--brokers",
+                brokers,
+            ])
+            .arg("--json")
+            .arg(&json)
+            .args(bench_args)
+            .args(extra)
+            .current_dir(root)
+            .env("OUTBOX_BENCH_RELAY_BIN", &relay_bin)
+            .env("OUTBOX_BENCH_BROKER_VERSION", broker_version)
+            .env("OUTBOX_TEST_POSTGRES_URL", POSTGRES_URL)
+            .env("OUTBOX_TEST_MYSQL_URL", MYSQL_URL)
+            .env("OUTBOX_TEST_REDIS_URL", REDIS_URL),
+    )
+}
+
 fn cmd_test(args: &Args) -> Result<ExitCode> {
     let t = Instant::now();
     let root = root();
@@ -503,7 +645,7 @@ fn cmd_test(args: &Args) -> Result<ExitCode> {
         root.display(),
         if in_ci { ", CI=true" } else { "" }
     );
-    let mut steps = Steps { total: 4, done: 0 };
+    let mut steps = Steps { total: 5, done: 0 };
 
     steps.run("databases (PostgreSQL, MariaDB, Redis)", ensure_databases)?;
 
@@ -574,6 +716,12 @@ fn cmd_test(args: &Args) -> Result<ExitCode> {
                 cmd.env("OUTBOX_TEST_TANSU_BIN", bin);
             }
             run_cmd(&mut cmd)
+        })?;
+
+        // A smoke run of the benchmark: it must work; no figure is asserted.
+        let version = broker_version(args, started.is_some());
+        steps.run("bench smoke (cargo xtask bench --quick)", || {
+            run_bench(&root, &brokers, &version, &["--quick".to_owned()], &[])
         })
     })();
 
@@ -837,6 +985,36 @@ mod tests {
         assert_eq!(a.positional, ["broker", "status"]);
         assert_eq!(a.brokers.as_deref(), Some("k:1"));
         assert_eq!(a.port, Some(1234));
+    }
+
+    #[test]
+    fn bench_options_are_forwarded_in_order() {
+        let a = parse(&[
+            "bench",
+            "--quick",
+            "--database=sqlite",
+            "--rows",
+            "1000",
+            "--only",
+            "drain,naive",
+            "--brokers",
+            "k:1",
+        ]);
+        assert_eq!(a.positional, ["bench"]);
+        assert_eq!(
+            a.bench,
+            [
+                "--quick",
+                "--database",
+                "sqlite",
+                "--rows",
+                "1000",
+                "--only",
+                "drain,naive"
+            ]
+        );
+        assert_eq!(a.brokers.as_deref(), Some("k:1"));
+        assert!(parse_args(["bench".to_string(), "--rows".to_string()]).is_err());
     }
 
     #[test]

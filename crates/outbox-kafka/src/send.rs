@@ -175,7 +175,9 @@ impl Sender {
                     match conn.produce(topic, partition, &batch).await {
                         Err(e) => {
                             // The request may or may not have reached the log: only the
-                            // same batch may be sent again, on a fresh connection.
+                            // same batch may be sent again, on a fresh connection. A
+                            // resend failing too means the broker may be restarting.
+                            lost_contact |= maybe_appended;
                             maybe_appended = true;
                             self.cluster.discard(&conn);
                             self.cluster.mark_stale(topic);

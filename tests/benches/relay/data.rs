@@ -1,0 +1,111 @@
+//! The benchmark's records (keys spread over 10,000 ids, fixed-size values) and bulk
+//! table operations: fill, copy, count.
+
+use outbox_core::{EnqueueConfig, OutboxMessage};
+use outbox_seaorm::OutboxTables;
+use outbox_seaorm::entity::message::Column as C;
+use outbox_seaorm::insert_rows;
+use sea_orm::sea_query::{Alias, Expr, Order, Query};
+use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait};
+
+/// Distinct keys.
+pub const KEYS: u64 = 10_000;
+/// Rows per transaction when filling.
+const FILL_CHUNK: u64 = 2_000;
+
+/// The key of record `i`: one of [`KEYS`] ids, scattered.
+pub fn key(i: u64) -> String {
+    format!("id-{:05}", i.wrapping_mul(2_654_435_761) % KEYS)
+}
+
+/// `size` bytes that differ per record (so nothing downstream can dedupe them).
+pub fn value(i: u64, size: usize) -> Vec<u8> {
+    let seed = i.to_le_bytes();
+    (0..size).map(|j| seed[j % 8] ^ (j as u8)).collect()
+}
+
+pub fn message(topic: &str, i: u64, size: usize, config: &EnqueueConfig) -> OutboxMessage {
+    OutboxMessage::builder(topic)
+        .key(key(i))
+        .value(value(i, size))
+        .build(config)
+        .unwrap()
+}
+
+/// Inserts records `from..to` through the library's multi-row insert, in transactions of
+/// [`FILL_CHUNK`] rows.
+pub async fn fill(
+    db: &DatabaseConnection,
+    tables: &OutboxTables,
+    topic: &str,
+    range: std::ops::Range<u64>,
+    size: usize,
+    config: &EnqueueConfig,
+) {
+    let mut start = range.start;
+    while start < range.end {
+        let end = (start + FILL_CHUNK).min(range.end);
+        let rows: Vec<OutboxMessage> = (start..end)
+            .map(|i| message(topic, i, size, config))
+            .collect();
+        let txn = db.begin().await.unwrap();
+        insert_rows(&txn, tables, &rows).await.unwrap();
+        txn.commit().await.unwrap();
+        start = end;
+    }
+}
+
+/// Copies the first `limit` rows of `from` (all when `None`) into `to`, in id order,
+/// re-addressed to `topic`: one `INSERT ... SELECT`, entirely inside the database.
+pub async fn copy(
+    db: &DatabaseConnection,
+    from: &OutboxTables,
+    to: &OutboxTables,
+    topic: &str,
+    limit: Option<u64>,
+) {
+    let mut select = Query::select();
+    select
+        .columns([C::MessageId, C::Bucket])
+        .expr(Expr::val(topic))
+        .columns([C::Key, C::Value, C::Headers, C::Partition, C::CreatedAt])
+        .from(from.messages_ref())
+        .order_by(C::Id, Order::Asc);
+    if let Some(limit) = limit {
+        select.limit(limit);
+    }
+    let insert = Query::insert()
+        .into_table(to.messages_ref())
+        .columns([
+            C::MessageId,
+            C::Bucket,
+            C::Topic,
+            C::Key,
+            C::Value,
+            C::Headers,
+            C::Partition,
+            C::CreatedAt,
+        ])
+        .select_from(select)
+        .unwrap()
+        .to_owned();
+    db.execute(&insert).await.unwrap();
+}
+
+pub async fn count(db: &impl ConnectionTrait, tables: &OutboxTables) -> u64 {
+    let stmt = Query::select()
+        .expr_as(Expr::cust("COUNT(*)"), Alias::new("n"))
+        .from(tables.messages_ref())
+        .to_owned();
+    let row = db.query_one(&stmt).await.unwrap().unwrap();
+    u64::try_from(row.try_get::<i64>("", "n").unwrap()).unwrap()
+}
+
+pub async fn is_empty(db: &impl ConnectionTrait, tables: &OutboxTables) -> bool {
+    let stmt = Query::select()
+        .column(C::Id)
+        .from(tables.messages_ref())
+        .limit(1)
+        .to_owned();
+    db.query_one(&stmt).await.unwrap().is_none()
+}
