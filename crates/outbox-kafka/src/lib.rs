@@ -19,15 +19,17 @@
 //! batch is sent only after the previous one was appended, and nothing after a failed
 //! batch is sent in the same call. So **a partition only ever shows a prefix of its rows
 //! in enqueue order**, and the call reports the contiguous acknowledged prefix of the
-//! whole batch plus the first error. A lost answer or a dropped connection makes the
-//! publisher resend *the same batch with the same sequence*, which the broker
-//! deduplicates (DUPLICATE_SEQUENCE_NUMBER on such a resend counts as appended, unless
-//! the broker was unreachable in between: a restarted broker that forgot its producer
-//! state may have given our producer id to another producer, whose batch the answer could
-//! mean, so the batch is reported unacknowledged and resent later as a duplicate). When the
-//! broker rejects the sequence (out of order, unknown producer id, fenced) or a batch's
-//! fate stays unknown past the delivery timeout, the batch is reported unacknowledged
-//! and the next send uses a new producer id.
+//! whole batch plus the first error. An answer that reports a timeout on a live
+//! connection makes the publisher resend *the same batch with the same sequence*, which
+//! the broker deduplicates. A lost connection is different: the broker may have restarted
+//! without its producer state (Tansu's memory engine does) and handed our producer id to
+//! another producer, and then a matching sequence would make it answer for *that*
+//! producer's batch and silently drop ours. So after any lost connection the publisher
+//! asks for a new producer id and resends under it: a batch that had been appended shows
+//! up twice, never zero times. When the broker rejects the sequence (out of order,
+//! unknown producer id, fenced) or a batch's fate stays unknown past the delivery
+//! timeout, the batch is reported unacknowledged and the next send uses a new producer
+//! id.
 //!
 //! What it cannot promise: **duplicates** remain possible (a batch of unknown fate
 //! resent under a new producer id, rows of other partitions appended before an earlier

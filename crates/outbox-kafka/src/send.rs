@@ -63,15 +63,19 @@ impl Backoff {
 
 impl Sender {
     /// The current producer session, asking the cluster for a new producer id when
-    /// there is none (first use, or after an invalidation).
+    /// there is none (first use, or after an invalidation) or when a broker connection
+    /// was lost since it was issued: the broker may have restarted without its producer
+    /// state (Tansu's memory engine does) and handed our id to another producer, and then
+    /// a matching sequence would make the broker answer for *that* producer's batch.
     pub(crate) async fn session(&self, deadline: Instant) -> Result<Session, KafkaPublishError> {
-        if let Some(s) = self.session.current() {
+        if let Some(s) = self.fresh_session() {
             return Ok(s);
         }
         let _init = self.session.init_lock.lock().await;
-        if let Some(s) = self.session.current() {
+        if let Some(s) = self.fresh_session() {
             return Ok(s);
         }
+        let losses = self.cluster.connection_losses();
         let mut backoff = Backoff::new(self.retry_backoff, self.max_retry_backoff);
         loop {
             let last = match self.cluster.any_connection().await {
@@ -79,9 +83,11 @@ impl Sender {
                 Err(e) => connection_error(e),
                 Ok(conn) => match conn.init_producer_id().await {
                     Ok(answer) if answer.error_code == 0 && answer.producer_id >= 0 => {
-                        return Ok(self
-                            .session
-                            .install(answer.producer_id, answer.producer_epoch));
+                        return Ok(self.session.install(
+                            answer.producer_id,
+                            answer.producer_epoch,
+                            losses,
+                        ));
                     }
                     Ok(answer) => {
                         let e = KafkaPublishError::ProducerId(format!(
@@ -115,6 +121,33 @@ impl Sender {
         }
     }
 
+    fn encode(
+        &self,
+        chunk: &Chunk<'_>,
+        session: &Session,
+        base_sequence: i32,
+    ) -> Result<Vec<u8>, KafkaPublishError> {
+        let stamp = ProducerStamp {
+            producer_id: session.producer_id,
+            producer_epoch: session.producer_epoch,
+            base_sequence,
+        };
+        encode_batch(&chunk.records, stamp, self.compression)
+            .map_err(|e| KafkaPublishError::Encode(e.to_string()))
+    }
+
+    fn fresh_session(&self) -> Option<Session> {
+        let session = self.session.current()?;
+        if session.losses == self.cluster.connection_losses() {
+            return Some(session);
+        }
+        self.session.invalidate(
+            session.generation,
+            "a broker connection was lost since this producer id was issued",
+        );
+        None
+    }
+
     /// Sends `group`'s chunks one after the other. A chunk is sent only after the one
     /// before it was appended, so the partition only ever shows a prefix of its rows.
     pub(crate) async fn send_group(&self, group: &Group<'_>, deadline: Instant) -> GroupOutcome {
@@ -142,15 +175,9 @@ impl Sender {
         deadline: Instant,
     ) -> Result<(), KafkaPublishError> {
         let (topic, partition) = (group.topic, group.partition);
-        let session = self.session(deadline).await?;
-        let base_sequence = sequence.next_for(&session);
-        let stamp = ProducerStamp {
-            producer_id: session.producer_id,
-            producer_epoch: session.producer_epoch,
-            base_sequence,
-        };
-        let batch = encode_batch(&chunk.records, stamp, self.compression)
-            .map_err(|e| KafkaPublishError::Encode(e.to_string()))?;
+        let mut session = self.session(deadline).await?;
+        let mut base_sequence = sequence.next_for(&session);
+        let mut batch = self.encode(chunk, &session, base_sequence)?;
         let count = i32::try_from(chunk.records.len()).unwrap_or(i32::MAX);
         let mut in_flight = InFlight::new(&self.session, session.generation);
         let mut backoff = Backoff::new(self.retry_backoff, self.max_retry_backoff);
@@ -164,6 +191,25 @@ impl Sender {
         let mut attempt = 0u32;
         loop {
             attempt += 1;
+            if attempt > 1 {
+                let current = self.session(deadline).await?;
+                if current.generation != session.generation {
+                    // A connection was lost since the id was issued (see `session`): the
+                    // same sequence proves nothing any more. Send under the new id; if an
+                    // earlier attempt was appended, this copy is a duplicate, never a loss.
+                    debug!(
+                        topic,
+                        partition, attempt, "resending under a new producer id"
+                    );
+                    in_flight.settle();
+                    session = current;
+                    base_sequence = sequence.next_for(&session);
+                    batch = self.encode(chunk, &session, base_sequence)?;
+                    in_flight = InFlight::new(&self.session, session.generation);
+                    maybe_appended = false;
+                    lost_contact = false;
+                }
+            }
             let last = match self.cluster.leader(topic, partition).await {
                 Err(e) if e.is_permanent() && !maybe_appended => return Err(e),
                 Err(e) => {
