@@ -77,6 +77,11 @@ fn union_of_seeks(tables: &OutboxTables, seeks: Vec<Expr>) -> Option<SelectState
             .column(message::Column::Bucket)
             .from(tables.messages_name())
             .and_where(seek)
+            // The index's own order: with LIMIT 1 the planner walks the `(bucket, id)`
+            // index from the seek's start even on a table it has no statistics for
+            // (without it, PostgreSQL chose sequential scans for the range seeks).
+            .order_by(message::Column::Bucket, Order::Asc)
+            .order_by(message::Column::Id, Order::Asc)
             .limit(1)
             .to_owned();
         Query::select()
