@@ -18,6 +18,10 @@ pub(crate) struct Drain {
     ready: BTreeSet<i32>,
     /// Buckets still to visit in the current sweep.
     sweep: VecDeque<i32>,
+    /// Buckets hinted since their current fetch was issued. The hinted commit may have
+    /// landed after the fetch read the table, so a short batch must not mark such a
+    /// bucket drained: it would wait for the next discovery probe. A subset of `ready`.
+    hinted_since_fetch: BTreeSet<i32>,
     /// An unknown-bucket hint or an ownership change asks for a probe now.
     discovery_forced: bool,
     next_discovery_at: Timestamp,
@@ -29,6 +33,7 @@ impl Drain {
         Drain {
             ready: BTreeSet::new(),
             sweep: VecDeque::new(),
+            hinted_since_fetch: BTreeSet::new(),
             discovery_forced: true,
             next_discovery_at: now,
             poll_interval,
@@ -45,12 +50,23 @@ impl Drain {
         !self.ready.is_empty()
     }
 
+    /// A commit hint for an owned bucket.
     pub fn mark_ready(&mut self, bucket: i32) {
         self.ready.insert(bucket);
+        self.hinted_since_fetch.insert(bucket);
     }
 
+    /// A fetch of `bucket` is being issued: it will see every commit hinted so far.
+    pub fn fetch_started(&mut self, bucket: i32) {
+        self.hinted_since_fetch.remove(&bucket);
+    }
+
+    /// The last fetch of `bucket` came back short. The bucket stays ready (for one more
+    /// fetch in the next sweep) if a hint arrived while that fetch was in flight.
     pub fn mark_drained(&mut self, bucket: i32) {
-        self.ready.remove(&bucket);
+        if !self.hinted_since_fetch.remove(&bucket) {
+            self.ready.remove(&bucket);
+        }
     }
 
     pub fn force_discovery(&mut self) {
@@ -81,6 +97,7 @@ impl Drain {
     pub fn retain_owned(&mut self, owned: &BTreeSet<i32>) {
         self.ready.retain(|b| owned.contains(b));
         self.sweep.retain(|b| owned.contains(b));
+        self.hinted_since_fetch.retain(|b| owned.contains(b));
     }
 
     pub fn in_sweep(&self) -> bool {
@@ -109,6 +126,7 @@ impl Drain {
     pub fn clear(&mut self) {
         self.ready.clear();
         self.sweep.clear();
+        self.hinted_since_fetch.clear();
     }
 }
 

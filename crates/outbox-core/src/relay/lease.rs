@@ -144,7 +144,7 @@ impl Leases {
         dropped
     }
 
-    /// Forgets all leases (shutdown).
+    /// Forgets all leases (shutdown, or an acquisition of unknown outcome).
     pub fn clear(&mut self) {
         self.owned.clear();
     }

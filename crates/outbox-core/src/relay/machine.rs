@@ -227,6 +227,7 @@ impl RelayMachine {
                 while let Some(bucket) = self.drain.next_in_sweep() {
                     if self.leases.is_valid(bucket, now) {
                         self.main = Main::Fetching { bucket };
+                        self.drain.fetch_started(bucket);
                         return Some(Command::FetchBatch {
                             bucket,
                             limit: self.options.batch_size(),
@@ -357,7 +358,20 @@ impl RelayMachine {
                 self.check_expiry(now);
                 self.consecutive_failures = 0;
             }
-            Err(error) => self.store_failed(now, "acquire_leases", error),
+            Err(error) => {
+                // The call may have been applied before it failed, and an acquisition
+                // releases buckets above the share: another relay may own some of ours
+                // already. Act on nothing until an acquisition says what is ours.
+                if self.leases.owns_any() {
+                    let buckets = self.leases.owned().len();
+                    self.leases.clear();
+                    self.drain.clear();
+                    self.events.push_back(RelayEvent::LeaseExpired { buckets });
+                    self.events
+                        .push_back(RelayEvent::OwnershipChanged { owned: Vec::new() });
+                }
+                self.store_failed(now, "acquire_leases", error)
+            }
         }
     }
 

@@ -112,8 +112,8 @@ pub enum RelayEvent {
         /// Buckets owned now.
         owned: Vec<i32>,
     },
-    /// A nonempty owned set was invalidated: its leases ran out by the local clock, or
-    /// a renewal found them taken.
+    /// A nonempty owned set was invalidated: its leases ran out by the local clock, a
+    /// renewal found them taken, or an acquisition failed with an unknown outcome.
     LeaseExpired {
         /// How many buckets were lost.
         buckets: usize,

@@ -363,6 +363,37 @@ fn store_errors_back_off_exponentially_and_recover() {
 }
 
 #[test]
+fn a_failed_acquisition_leaves_the_relay_owning_nothing_until_the_next_one() {
+    let mut h = H::renewing();
+    h.start(&[0, 1], &[]);
+    // Idle until the next acquisition, answering discovery probes with nothing.
+    let now = loop {
+        let wake = h.m.poll_timeout().unwrap();
+        h.at(wake.as_millis());
+        match h.cmd() {
+            Some(Command::AcquireLeases { now }) => break now,
+            Some(Command::ProbePending { .. }) => h.m.handle_probed(h.now, Ok(vec![])),
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    h.events();
+    // The store may have applied the call (releasing bucket 1 to a newcomer) before the
+    // error reached us: bucket 1 may be someone else's already.
+    h.m.handle_acquired(now, Err(StoreError::unavailable("connection reset")));
+    assert!(!h.m.may_act_on(0, h.now) && !h.m.may_act_on(1, h.now));
+    assert!(
+        h.events()
+            .iter()
+            .any(|e| matches!(e, RelayEvent::OwnershipChanged { owned } if owned.is_empty()))
+    );
+    let retry = h.m.poll_timeout().unwrap();
+    h.at(retry.as_millis());
+    assert!(matches!(h.cmd(), Some(Command::AcquireLeases { .. })));
+    h.m.handle_acquired(h.now, Ok(vec![0]));
+    assert!(h.m.may_act_on(0, h.now) && !h.m.may_act_on(1, h.now));
+}
+
+#[test]
 fn misconfiguration_stops_the_relay() {
     let mut h = H::renewing();
     h.start(&[0], &[]);
@@ -426,6 +457,38 @@ fn hints_for_owned_buckets_skip_discovery() {
     // A hint racing with the relay going idle: it stays pending and wins the next poll.
     h.m.handle_hint(h.now, Hint::Bucket(1));
     h.expect_fetch(1);
+}
+
+#[test]
+fn a_hint_during_a_short_batch_keeps_the_bucket_ready() {
+    let mut h = H::renewing();
+    h.start(&[0, 1], &[1]);
+    // The fetch reads one row (short of the batch size of 2); while it is in flight a
+    // writer commits another row to bucket 1 and hints it.
+    h.expect_fetch(1);
+    h.m.handle_hint(h.now, Hint::Bucket(1));
+    h.m.handle_fetched(h.now, Ok(rows(1, 1..=1)));
+    h.expect_publish();
+    h.m.handle_published(h.now, PublishOutcome::all(1));
+    assert_eq!(h.expect_mark(), (1, 1));
+    h.m.handle_marked(h.now, Ok(()));
+    // Without the hint the bucket would count as drained until the next poll.
+    h.expect_fetch(1);
+    h.m.handle_fetched(h.now, Ok(Vec::new()));
+    assert_eq!(
+        h.cmd(),
+        None,
+        "an empty fetch with no new hint drains the bucket"
+    );
+}
+
+#[test]
+fn a_hint_before_the_fetch_is_issued_does_not_keep_the_bucket_ready() {
+    let mut h = H::renewing();
+    h.start(&[0, 1], &[]);
+    h.m.handle_hint(h.now, Hint::Bucket(1));
+    h.drain_batch(1, rows(1, 1..=1));
+    assert_eq!(h.cmd(), None, "the fetch already saw the hinted commit");
 }
 
 #[test]
