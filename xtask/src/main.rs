@@ -1,6 +1,6 @@
 //! `cargo xtask`: developer tasks for the outbox workspace. Run `cargo xtask --help`.
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -117,11 +117,9 @@ STEPS:
     1. databases: as in `cargo xtask test` (started when down, never skipped)
     2. broker: --brokers, or one answering on 127.0.0.1:19092, or a project-local Tansu
        started now and stopped at the end
-    3. build: cargo test --workspace --all-targets --no-run, as the test step builds (same
-       profile and features: after `cargo xtask test` only the benchmark is linked); it
-       yields the benchmark (tests/benches/relay) and the outbox-relay binary, which
-       section 5 runs as separate processes
-    4. run: the benchmark executable with <options>
+    3. build: cargo build -p outbox-relay (section 5 runs it as separate processes)
+    4. run: cargo bench --profile dev -p outbox-tests --bench relay -- <options>
+       (the tests' dev profile: nothing is compiled twice)
 
 SECTIONS (tests/benches/relay/, one file each):
     drain     1. one relay draining N pre-filled rows (1 KiB values, keys over 10,000 ids)
@@ -596,55 +594,40 @@ fn run_bench(
     bench_args: &[String],
     extra: &[String],
 ) -> Result<()> {
-    // Built the way `cargo nextest run --workspace` builds (every test target, so the
-    // same dev-dependency feature unification): after the test step this reuses every
-    // dependency and links only the benchmark. `cargo bench -p ...` or `cargo build -p
-    // outbox-relay` would resolve other features and rebuild sqlx and sea-orm.
-    let output = Command::new(cargo())
-        .args([
-            "test",
-            "--locked",
-            "--workspace",
-            "--all-targets",
-            "--no-run",
-            "--message-format=json-render-diagnostics",
-        ])
-        .current_dir(root)
-        .stderr(Stdio::inherit())
-        .output()
-        .context("running cargo test --no-run for the benchmark")?;
-    if !output.status.success() {
-        bail!("building the benchmark failed ({})", output.status);
-    }
-    let artifacts = String::from_utf8_lossy(&output.stdout);
-    let executable = |kind: &str, name: &str| -> Result<PathBuf> {
-        artifacts
-            .lines()
-            .filter(|l| {
-                l.contains(&format!("\"kind\":[\"{kind}\"]"))
-                    && l.contains(&format!("\"name\":\"{name}\""))
-            })
-            .find_map(|l| {
-                let start = l.find("\"executable\":\"")? + "\"executable\":\"".len();
-                let end = l[start..].find('"')?;
-                Some(PathBuf::from(&l[start..start + end]))
-            })
-            .ok_or_else(|| anyhow!("cargo built no {kind} target named {name}"))
-    };
-    let bench = executable("bench", "relay")?;
-    let relay_bin = executable("bin", "outbox-relay")?;
+    let cargo = cargo();
+    run_cmd(
+        Command::new(&cargo)
+            .args(["build", "--locked", "-p", "outbox-relay"])
+            .current_dir(root),
+    )?;
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
+    let relay_bin = target.join("debug").join("outbox-relay");
+    if !relay_bin.exists() {
+        bail!("the relay binary is not at {}", relay_bin.display());
+    }
     let json = target.join("bench").join("latest.json");
     run_cmd(
-        Command::new(&bench)
-            .args(["--brokers", brokers])
+        Command::new(&cargo)
+            .args([
+                "bench",
+                "--locked",
+                "--profile",
+                "dev",
+                "-p",
+                "outbox-tests",
+                "--bench",
+                "relay",
+                "--",
+                "--brokers",
+                brokers,
+            ])
             .arg("--json")
             .arg(&json)
             .args(bench_args)
             .args(extra)
-            .current_dir(root.join("tests"))
+            .current_dir(root)
             .env("OUTBOX_BENCH_RELAY_BIN", &relay_bin)
             .env("OUTBOX_BENCH_BROKER_VERSION", broker_version)
             .env("OUTBOX_TEST_POSTGRES_URL", POSTGRES_URL)
