@@ -12,6 +12,7 @@
 //! |---|---|
 //! | [`message`], [`builder`] | [`OutboxMessage`], built and validated once at enqueue time |
 //! | [`bucket`] | Kafka's murmur2 and the key → bucket mapping |
+//! | [`backoff`] | the exponential backoff every retry loop uses |
 //! | [`headers`] | the versioned header encoding stored in each row |
 //! | [`options`], [`enqueue_config`] | [`RelayOptions`] and [`EnqueueConfig`], validated builders |
 //! | [`mod@fair_share`] | how many buckets each live relay should own |
@@ -90,6 +91,7 @@
 //! enough for deduplication (74 random bits per millisecond).
 #![warn(missing_docs)]
 
+pub mod backoff;
 pub mod bucket;
 pub mod builder;
 #[cfg(feature = "runtime")]

@@ -240,10 +240,11 @@ impl RelayOptions {
     /// Backoff after `consecutive_failures` failures in a row (1 = first failure):
     /// `error_backoff` doubled per further failure, capped at `max_error_backoff`.
     pub fn backoff_after(&self, consecutive_failures: u32) -> Duration {
-        let doublings = consecutive_failures.saturating_sub(1).min(31);
-        self.error_backoff
-            .saturating_mul(1 << doublings)
-            .min(self.max_error_backoff)
+        crate::backoff::exponential(
+            self.error_backoff,
+            self.max_error_backoff,
+            consecutive_failures,
+        )
     }
 
     /// The writer-side settings that must agree with this relay.
