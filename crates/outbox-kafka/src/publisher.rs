@@ -14,7 +14,7 @@ use crate::cluster::{Cluster, topic_error};
 use crate::config::{KafkaPublisherBuilder, KafkaPublisherConfig};
 use crate::error::{KafkaPublishError, code};
 use crate::plan::{Decoded, Limits, plan};
-use crate::send::{Backoff, GroupOutcome, Sender};
+use crate::send::{GroupOutcome, PartitionSender, RetryPause};
 use crate::session::{Sequences, SessionCell};
 use crate::wire::ConnectOptions;
 
@@ -39,7 +39,7 @@ pub struct KafkaPublisher {
 #[derive(Debug)]
 struct Inner {
     config: KafkaPublisherConfig,
-    sender: Sender,
+    sender: PartitionSender,
     permanent_seen: Mutex<HashSet<Uuid>>,
     permanent_count: AtomicU64,
 }
@@ -62,7 +62,7 @@ impl KafkaPublisher {
             max_response_size: MAX_RESPONSE_SIZE,
             timeout: config.request_timeout,
         };
-        let sender = Sender {
+        let sender = PartitionSender {
             cluster: Cluster::new(
                 options,
                 config.bootstrap_servers.clone(),
@@ -139,10 +139,10 @@ impl KafkaPublisher {
         // A broker that cannot be reached is retried (reconnecting) until the deadline;
         // an error about a topic itself goes back to the relay at once.
         let sender = &self.inner.sender;
-        let mut backoff = Backoff::new(sender.retry_backoff, sender.max_retry_backoff);
+        let mut pause = RetryPause::new(sender.backoff());
         let refreshed = loop {
             match cluster.refresh(&missing).await {
-                Err(e) if !e.is_permanent() && backoff.wait(deadline).await => {
+                Err(e) if !e.is_permanent() && pause.wait(deadline).await => {
                     debug!(error = %e, "metadata unavailable; retrying");
                 }
                 other => break other,

@@ -81,7 +81,7 @@ impl SessionCell {
 }
 
 /// Sequence state of one partition under one session generation.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct PartitionSequence {
     generation: u64,
     next: i32,
@@ -159,11 +159,6 @@ impl<'a> InFlight<'a> {
     /// The batch's fate is known (appended, or never appended by any attempt).
     pub(crate) fn settle(&mut self) {
         self.armed = false;
-    }
-
-    /// Whether some attempt may have been appended without our knowing.
-    pub(crate) fn is_armed(&self) -> bool {
-        self.armed
     }
 }
 
