@@ -40,7 +40,8 @@
 //!
 //! **Commands out** ([`RelayMachine::poll_command`]), in priority order when idle:
 //! 1. `AcquireLeases` when the rebalance deadline passed (every `lease_renew_interval`):
-//!    heartbeat, fair-share claim and release, lease extension.
+//!    heartbeat, fair-share claim and release, lease extension, as planned by
+//!    [`plan_acquisition`] and executed by the store.
 //! 2. `RenewLeases` when the renewal deadline passed during a sweep, or beside an
 //!    in-flight publish (stores with the renewal capability).
 //! 3. `ProbePending` over all owned buckets when discovery is due (poll interval, a new
