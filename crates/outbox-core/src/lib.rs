@@ -16,6 +16,7 @@
 //! | [`headers`] | the versioned header encoding stored in each row |
 //! | [`options`], [`enqueue_config`] | [`RelayOptions`] and [`EnqueueConfig`], validated builders |
 //! | [`mod@fair_share`] | how many buckets each live relay should own |
+//! | [`lease_plan`] | the lease policy: which buckets an acquisition releases, extends and claims |
 //! | [`store`], [`publisher`], [`notifier`] | the traits a backend implements |
 //! | [`error`] | retryable versus fatal errors |
 //! | [`relay`] | [`RelayMachine`]: every relay decision as a pure state machine |
@@ -40,7 +41,8 @@
 //!
 //! **Commands out** ([`RelayMachine::poll_command`]), in priority order when idle:
 //! 1. `AcquireLeases` when the rebalance deadline passed (every `lease_renew_interval`):
-//!    heartbeat, fair-share claim and release, lease extension.
+//!    heartbeat, fair-share claim and release, lease extension, as planned by
+//!    [`plan_acquisition`] and executed by the store.
 //! 2. `RenewLeases` when the renewal deadline passed during a sweep, or beside an
 //!    in-flight publish (stores with the renewal capability).
 //! 3. `ProbePending` over all owned buckets when discovery is due (poll interval, a new
@@ -100,6 +102,7 @@ pub mod enqueue_config;
 pub mod error;
 pub mod fair_share;
 pub mod headers;
+pub mod lease_plan;
 pub mod message;
 #[cfg(feature = "runtime")]
 pub mod metrics;
@@ -119,6 +122,7 @@ pub use enqueue_config::{EnqueueConfig, EnqueueConfigBuilder};
 pub use error::{BoxError, Misconfiguration, PublishError, PublishErrorKind, StoreError};
 pub use fair_share::{fair_share, fair_shares};
 pub use headers::{Header, HeaderDecodeError, HeaderEncodeError, Headers};
+pub use lease_plan::{LeasePlan, LeaseRow, LeaseSnapshot, plan_acquisition};
 pub use message::{OutboxMessage, StoreRef};
 pub use notifier::{CommitNotifier, NoopNotifier};
 pub use options::{OptionsError, RelayOptions, RelayOptionsBuilder};

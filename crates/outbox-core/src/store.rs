@@ -11,10 +11,22 @@
 //!
 //! # What a backend must provide
 //!
-//! Two primitives: an atomic conditional write for lease rows (a guarded `UPDATE ...
-//! WHERE owner IS NULL OR expires_at <= now`), and reading one bucket's pending rows in
-//! enqueue order. Rows leave the store only through [`OutboxStore::mark_published`]; a TTL
-//! or any other expiry of pending rows would turn at-least-once into loss.
+//! Storage, not policy. Which buckets a relay releases, extends and claims is decided once,
+//! by [`plan_acquisition`](crate::lease_plan::plan_acquisition); a store's
+//! [`acquire_leases`](OutboxStore::acquire_leases) records the heartbeat, reads a
+//! [`LeaseSnapshot`](crate::LeaseSnapshot), and executes the resulting
+//! [`LeasePlan`](crate::LeasePlan) with guarded writes, atomically enough that a live
+//! lease is never granted twice: each claim takes a row only if, at the write, it is free,
+//! expired by [`LeasePlan::expired_by`](crate::LeasePlan::expired_by), or the caller's own
+//! ([`LeasePlan::may_claim`](crate::LeasePlan::may_claim)), and releases and extensions
+//! touch only rows the caller owns. A relational store does this with one conditional
+//! `UPDATE ... WHERE bucket IN (...) AND (owner IS NULL OR expires_at <= expired_by OR
+//! owner = me)`, which the database applies atomically per row;
+//! [`LeaseSnapshot::apply`](crate::LeaseSnapshot::apply) is the same execution in memory.
+//!
+//! Besides, reading one bucket's pending rows in enqueue order. Rows leave the store only
+//! through [`OutboxStore::mark_published`]; a TTL or any other expiry of pending rows
+//! would turn at-least-once into loss.
 //!
 //! # Time
 //!
@@ -97,15 +109,19 @@ pub trait OutboxStore: Send + Sync + 'static {
         StoreCapabilities::default()
     }
 
-    /// Records a heartbeat for `request.relay_id`, then adjusts its leases towards its
-    /// fair share among relays whose heartbeat is newer than
-    /// [`LeaseRequest::live_after`]: keeps and extends the leases it holds (up to its
-    /// share), releases those above its share, and claims free or expired buckets (each
-    /// claim one guarded conditional write) until it reaches its share.
+    /// Records a heartbeat for `request.relay_id`, reads a
+    /// [`LeaseSnapshot`](crate::LeaseSnapshot) of the lease rows and heartbeats, plans with
+    /// [`plan_acquisition`](crate::plan_acquisition) (the fair share among relays whose
+    /// heartbeat is newer than [`LeaseRequest::live_after`]: release above the share,
+    /// extend what is kept, claim free or expired buckets below it) and executes the plan
+    /// with the guarded writes described in the [module docs](self).
     ///
     /// Returns every bucket the relay holds afterwards, each valid until
-    /// [`LeaseRequest::expires_at`]. A bucket must never be granted to two relays whose
-    /// leases are both unexpired by the writers' clocks.
+    /// [`LeaseRequest::expires_at`]: what the guarded writes really granted, which may be
+    /// less than the plan when another relay won a race. A bucket must never be granted to
+    /// two relays whose leases are both unexpired by the writers' clocks. The number of
+    /// round trips should not grow with the bucket count, so that an acquisition stays well
+    /// inside a lease.
     fn acquire_leases(
         &self,
         request: &LeaseRequest<'_>,

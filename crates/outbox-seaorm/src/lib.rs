@@ -148,11 +148,13 @@
 //! [`SeaOrmStore`] implements every part of `OutboxStore`, including both optional
 //! capabilities:
 //!
-//! * **Leases** are claimed with one guarded conditional update per bucket
-//!   (`owner IS NULL OR expires_at_ms <= now OR owner = me`), whose affected-row count
-//!   decides the claim; relays heartbeat into `outbox_relays`, and each one's fair share
-//!   follows from the relays seen within one lease duration. Every call is a few short
-//!   autocommit statements: no row lock or transaction outlives a statement.
+//! * **Leases**: an acquisition heartbeats into `outbox_relays`, reads the lease rows and
+//!   heartbeats, and executes the plan of [`outbox_core::plan_acquisition`] (each relay's
+//!   fair share follows from the relays seen within one lease duration). Its claims are
+//!   one guarded conditional update for all claimed buckets (`owner IS NULL OR
+//!   expires_at_ms <= now OR owner = me`), whose affected-row count decides what was
+//!   granted. Every call is a few short autocommit statements, at most nine whatever the
+//!   bucket count: no row lock or transaction outlives a statement.
 //! * **Renewal** extends only leases the relay still owns unexpired, refreshes the
 //!   heartbeat, and reports the ones it lost.
 //! * **Pending probe**: one statement of one-row index seeks for all owned buckets, which

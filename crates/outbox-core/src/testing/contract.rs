@@ -96,6 +96,7 @@ where
 {
     single_relay_owns_every_bucket(&make().await).await;
     live_lease_is_never_granted_twice(&make().await).await;
+    lease_is_live_until_its_expiry(&make().await).await;
     expired_lease_is_taken_over(&make().await).await;
     fair_share_converges_as_relays_join_and_leave(&make().await).await;
     pending_probe_reports_owned_buckets_with_rows(&make().await).await;
@@ -147,6 +148,26 @@ pub async fn live_lease_is_never_granted_twice(fx: &impl StoreFixture) {
         "store contract: released buckets are claimable: {held_b:?}"
     );
     assert_disjoint("after release", &[&held_a, &held_b]);
+}
+
+/// A lease is live up to the millisecond before its expiry: a relay that asks then gets
+/// nothing of it, even when it is owed a share; at the expiry itself the lease is free.
+pub async fn lease_is_live_until_its_expiry(fx: &impl StoreFixture) {
+    let (a, b) = (fx.store().await, fx.store().await);
+    let held_a = acquire(&a, "relay-a", at(0)).await;
+    assert_eq!(held_a.len(), 8);
+    let just_before = at(30).saturating_sub(Duration::from_millis(1));
+    let held_b = acquire(&b, "relay-b", just_before).await;
+    assert_disjoint("one millisecond before expiry", &[&held_a, &held_b]);
+    assert!(
+        held_b.is_empty(),
+        "store contract: a lease 1 ms before its expiry is live and not taken: b got {held_b:?}"
+    );
+    assert_eq!(
+        acquire(&b, "relay-b", at(30)).await,
+        (0..8).collect::<Vec<_>>(),
+        "store contract: at its expiry a silent relay's lease is taken over"
+    );
 }
 
 /// A relay that stops heartbeating loses its buckets once its leases expire.

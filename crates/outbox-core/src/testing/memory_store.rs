@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Misconfiguration, StoreError};
-use crate::fair_share::fair_share;
+use crate::lease_plan::{LeaseRow, LeaseSnapshot, plan_acquisition};
 use crate::message::OutboxMessage;
 use crate::store::{LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities};
 use crate::time::Timestamp;
@@ -29,19 +29,13 @@ pub enum StoreOp {
 /// Decides, per call, whether the call fails instead of running.
 pub type FaultHook = Box<dyn FnMut(StoreOp) -> Option<StoreError> + Send>;
 
-#[derive(Debug, Clone)]
-struct LeaseRow {
-    owner: Option<String>,
-    expires_at: Timestamp,
-}
-
 #[derive(Default)]
 struct State {
     next_id: i64,
     /// Committed, pending rows keyed the way the relational index is: (bucket, id).
     pending: BTreeMap<(i32, i64), OutboxMessage>,
-    leases: BTreeMap<i32, LeaseRow>,
-    relays: BTreeMap<String, Timestamp>,
+    /// The lease and heartbeat tables.
+    tables: LeaseSnapshot,
     deleted: Vec<i64>,
     fault: Option<FaultHook>,
 }
@@ -163,6 +157,7 @@ impl MemoryStore {
     /// The lease table: bucket, owner, expiry.
     pub fn leases(&self) -> Vec<(i32, Option<String>, Timestamp)> {
         self.lock()
+            .tables
             .leases
             .iter()
             .map(|(b, l)| (*b, l.owner.clone(), l.expires_at))
@@ -172,6 +167,7 @@ impl MemoryStore {
     /// The heartbeat table: relay id, last seen.
     pub fn relays(&self) -> Vec<(String, Timestamp)> {
         self.lock()
+            .tables
             .relays
             .iter()
             .map(|(r, t)| (r.clone(), *t))
@@ -214,77 +210,18 @@ impl OutboxStore for MemoryStore {
 
     async fn acquire_leases(&self, request: &LeaseRequest<'_>) -> Result<Vec<i32>, StoreError> {
         let mut state = self.fault(StoreOp::AcquireLeases)?;
-        let now = request.now;
+        // Heartbeat, snapshot, plan and writes all under one lock: the acquisition is
+        // atomic here, which a database only approximates with its guarded writes.
         let me = request.relay_id;
-        state.relays.insert(me.to_owned(), now);
-        let live_after = request.live_after();
-        let share = {
-            let active = state
-                .relays
-                .iter()
-                .filter(|(_, seen)| **seen > live_after)
-                .map(|(id, _)| id.as_str());
-            fair_share(active, me, request.bucket_count)
-        };
-        let bucket_count = i32::try_from(request.bucket_count).unwrap_or(i32::MAX);
-        for bucket in 0..bucket_count {
-            state.leases.entry(bucket).or_insert(LeaseRow {
-                owner: None,
-                expires_at: Timestamp::EPOCH,
-            });
-        }
-        let mut held: Vec<i32> = state
-            .leases
-            .iter()
-            .filter(|(b, l)| {
-                **b < bucket_count && l.owner.as_deref() == Some(me) && l.expires_at > now
-            })
-            .map(|(b, _)| *b)
-            .collect();
-        let share = usize::try_from(share).unwrap_or(usize::MAX);
-        // Above the share: give back the highest buckets so that owners shrink from the
-        // top and a newcomer claims them on its next acquisition.
-        while held.len() > share {
-            if let Some(bucket) = held.pop() {
-                state.leases.insert(
-                    bucket,
-                    LeaseRow {
-                        owner: None,
-                        expires_at: Timestamp::EPOCH,
-                    },
-                );
-            }
-        }
-        let expires_at = request.expires_at();
-        for bucket in &held {
-            state.leases.insert(
-                *bucket,
-                LeaseRow {
-                    owner: Some(me.to_owned()),
-                    expires_at,
-                },
-            );
-        }
-        for bucket in 0..bucket_count {
-            if held.len() >= share {
-                break;
-            }
-            let claimable = state.leases.get(&bucket).is_some_and(|l| {
-                l.owner.is_none() || l.expires_at <= now || l.owner.as_deref() == Some(me)
-            });
-            if claimable && !held.contains(&bucket) {
-                state.leases.insert(
-                    bucket,
-                    LeaseRow {
-                        owner: Some(me.to_owned()),
-                        expires_at,
-                    },
-                );
-                held.push(bucket);
-            }
-        }
-        held.sort_unstable();
-        Ok(held)
+        state.tables.heartbeat(me, request.now);
+        let plan = plan_acquisition(
+            &state.tables,
+            me,
+            request.now,
+            request.lease_duration,
+            request.bucket_count,
+        );
+        Ok(state.tables.apply(me, &plan))
     }
 
     async fn buckets_with_pending(
@@ -360,10 +297,10 @@ impl OutboxStore for MemoryStore {
         }
         let mut state = self.fault(StoreOp::RenewLeases)?;
         let me = request.relay_id;
-        state.relays.insert(me.to_owned(), request.now);
+        state.tables.heartbeat(me, request.now);
         let mut outcome = RenewOutcome::default();
         for bucket in buckets {
-            match state.leases.get_mut(bucket) {
+            match state.tables.leases.get_mut(bucket) {
                 Some(lease)
                     if lease.owner.as_deref() == Some(me) && lease.expires_at > request.now =>
                 {
@@ -381,11 +318,10 @@ impl OutboxStore for MemoryStore {
             return Err(StoreError::Unsupported("lease release"));
         }
         let mut state = self.fault(StoreOp::ReleaseLeases)?;
-        state.relays.remove(relay_id);
-        for lease in state.leases.values_mut() {
+        state.tables.relays.remove(relay_id);
+        for lease in state.tables.leases.values_mut() {
             if lease.owner.as_deref() == Some(relay_id) {
-                lease.owner = None;
-                lease.expires_at = Timestamp::EPOCH;
+                *lease = LeaseRow::free();
             }
         }
         Ok(())

@@ -2,42 +2,45 @@
 //!
 //! # Acquisition
 //!
+//! The policy is [`outbox_core::plan_acquisition`]; this module only reads its input and
+//! executes its plan, in a number of statements that does not depend on the bucket count:
+//!
 //! 1. Heartbeat: upsert `(relay_id, now)`.
-//! 2. Read the heartbeats; relays seen after `now - lease_duration` are live, and this
-//!    relay's fair share follows from them ([`outbox_core::fair_share`]). Rows of relays
-//!    silent for a day are pruned on the way.
-//! 3. Read the lease rows of `0..bucket_count`; insert the missing ones
-//!    (insert-if-absent), so lease rows are created on first use.
-//! 4. Above the share: release the highest held buckets (`owner = NULL`, expiry 0).
-//! 5. Extend the kept ones (`WHERE owner = me`).
-//! 6. Below the share: claim free or expired buckets one at a time, each with one guarded
-//!    update that decides the claim by its affected-row count:
-//!    `UPDATE leases SET owner = me, expires_at_ms = new WHERE bucket = b AND (owner IS
-//!    NULL OR expires_at_ms <= now OR owner = me)`.
+//! 2. Read the heartbeats, then the lease rows: the [`LeaseSnapshot`].
+//! 3. Plan, then execute, each step one statement and skipped when its set is empty:
+//!    forget long-silent heartbeats; insert the missing lease rows (insert-if-absent);
+//!    release (`owner = NULL, expires_at_ms = 0 WHERE bucket IN (..) AND owner = me`);
+//!    extend (`expires_at_ms = new WHERE bucket IN (..) AND owner = me`); claim
+//!    (`owner = me, expires_at_ms = new WHERE bucket IN (..) AND (owner IS NULL OR
+//!    expires_at_ms <= expired_by OR owner = me)`).
+//!
+//! At most eight statements (nine with a read-back), whether there are 8 buckets or
+//! 65,536: an acquisition must finish well inside a lease even over a slow link. Bucket
+//! lists are written into the statement as integer literals rather than bound, because a
+//! bound list of 65,536 values exceeds PostgreSQL's and MySQL's parameter limits.
 //!
 //! A bucket therefore changes hands only through a guarded update, which the database
-//! applies atomically to one row: two relays can never both succeed on a live lease.
+//! applies atomically to each row: two relays can never both succeed on a live lease.
 //!
-//! Every step's affected-row count is checked. MySQL normally reports *changed* rows, but
-//! sqlx connects with `CLIENT_FOUND_ROWS`, so a matched row counts even when no value
-//! changed; every claim also writes a new expiry. Should a count still disagree (a clock
-//! far off between relays), the held set is read back instead of trusted.
+//! What the relay holds afterwards is what the extension and the claim wrote, trusted
+//! when both affected-row counts equal their set's size. MySQL normally reports *changed*
+//! rows, but sqlx connects with `CLIENT_FOUND_ROWS`, so a matched row counts even when no
+//! value changed. When a count disagrees (a claim lost a race, or a clock far off between
+//! relays), the held set is read back instead of trusted.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 use outbox_core::options::MAX_RELAY_ID_LEN;
-use outbox_core::{LeaseRequest, Misconfiguration, RenewOutcome, StoreError, fair_share};
+use outbox_core::{
+    LeasePlan, LeaseRequest, LeaseRow, LeaseSnapshot, Misconfiguration, RenewOutcome, StoreError,
+    Timestamp, plan_acquisition,
+};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Value};
-use sea_query::{Cond, Expr, ExprTrait, OnConflict, Query};
+use sea_query::{Cond, Expr, ExprTrait, Keyword, OnConflict, Query};
 
-use super::{MAX_IN_LIST, unavailable};
+use super::unavailable;
 use crate::entity::{lease, relay};
 use crate::tables::OutboxTables;
-
-/// Heartbeat rows older than this are deleted: the relays are long gone, and the table
-/// would otherwise grow by one row per relay id ever used.
-const RELAY_ROW_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
 
 pub(crate) async fn acquire(
     db: &DatabaseConnection,
@@ -47,65 +50,96 @@ pub(crate) async fn acquire(
     let me = request.relay_id;
     check_relay_id(me)?;
     let bucket_count = bucket_count_i32(request.bucket_count)?;
-    let now = request.now.as_millis();
-    let expires = request.expires_at().as_millis();
-
-    heartbeat(db, tables, me, now).await?;
-    let share = {
-        let relays = read_relays(db, tables).await?;
-        prune_relays(db, tables, &relays, request).await?;
-        let live_after = request.live_after().as_millis();
-        let active = relays
-            .iter()
-            .filter(|(_, seen)| *seen > live_after)
-            .map(|(id, _)| id.as_str());
-        usize::try_from(fair_share(active, me, request.bucket_count)).unwrap_or(usize::MAX)
+    heartbeat(db, tables, me, request.now.as_millis()).await?;
+    let snapshot = LeaseSnapshot {
+        relays: read_relays(db, tables).await?,
+        leases: read_leases(db, tables).await?,
     };
+    let plan = plan_acquisition(
+        &snapshot,
+        me,
+        request.now,
+        request.lease_duration,
+        request.bucket_count,
+    );
+    execute(db, tables, me, bucket_count, &plan).await
+}
 
-    let leases = read_leases(db, tables, bucket_count).await?;
-    let missing: Vec<i32> = (0..bucket_count)
-        .filter(|b| !leases.contains_key(b))
-        .collect();
-    create_lease_rows(db, tables, &missing).await?;
-
-    let mut held: Vec<i32> = leases
-        .iter()
-        .filter(|(_, l)| l.owner.as_deref() == Some(me) && l.expires_at_ms > now)
-        .map(|(b, _)| *b)
-        .collect();
+/// Writes `plan`, each step one guarded statement; returns the buckets held afterwards.
+async fn execute(
+    db: &DatabaseConnection,
+    tables: &OutboxTables,
+    me: &str,
+    bucket_count: i32,
+    plan: &LeasePlan,
+) -> Result<Vec<i32>, StoreError> {
+    use lease::Column as C;
+    if let Some(before) = plan.forget_relays_seen_before {
+        let stmt = Query::delete()
+            .from_table(tables.relays_name())
+            .and_where(Expr::col(relay::Column::LastSeenAtMs).lt(before.as_millis()))
+            .to_owned();
+        db.execute(&stmt).await.map_err(unavailable)?;
+    }
+    if !plan.create.is_empty() {
+        create_lease_rows(db, tables, &plan.create).await?;
+    }
+    if !plan.release.is_empty() {
+        let stmt = Query::update()
+            .table(tables.leases_name())
+            .value(C::Owner, Option::<String>::None)
+            .value(C::ExpiresAtMs, 0_i64)
+            .and_where(Expr::col(C::Bucket).is_in(literals(&plan.release)))
+            .and_where(Expr::col(C::Owner).eq(me))
+            .to_owned();
+        db.execute(&stmt).await.map_err(unavailable)?;
+    }
+    let expires = plan.expires_at.as_millis();
     let mut trusted = true;
-
-    if held.len() > share {
-        // Owners shrink from the top, so a newcomer finds the same buckets free.
-        let surplus = held.split_off(share);
-        release(db, tables, me, &surplus).await?;
+    if !plan.extend.is_empty() {
+        let stmt = Query::update()
+            .table(tables.leases_name())
+            .value(C::ExpiresAtMs, expires)
+            .and_where(Expr::col(C::Bucket).is_in(literals(&plan.extend)))
+            .and_where(Expr::col(C::Owner).eq(me))
+            .to_owned();
+        trusted &= rows_affected(db, &stmt).await? == plan.extend.len();
     }
-    if !held.is_empty() && extend(db, tables, me, &held, expires).await? != held.len() {
-        trusted = false;
+    if !plan.claim.is_empty() {
+        let stmt = Query::update()
+            .table(tables.leases_name())
+            .value(C::Owner, me)
+            .value(C::ExpiresAtMs, expires)
+            .and_where(Expr::col(C::Bucket).is_in(literals(&plan.claim)))
+            .cond_where(
+                Cond::any()
+                    .add(Expr::col(C::Owner).is_null())
+                    .add(Expr::col(C::ExpiresAtMs).lte(plan.expired_by.as_millis()))
+                    .add(Expr::col(C::Owner).eq(me)),
+            )
+            .to_owned();
+        trusted &= rows_affected(db, &stmt).await? == plan.claim.len();
     }
-
-    let claimable = (0..bucket_count).filter(|b| {
-        !held.contains(b)
-            && leases.get(b).is_none_or(|l| {
-                l.owner.is_none() || l.expires_at_ms <= now || l.owner.as_deref() == Some(me)
-            })
-    });
-    let mut claimed = Vec::new();
-    for bucket in claimable {
-        if held.len() + claimed.len() >= share {
-            break;
-        }
-        if claim(db, tables, me, bucket, now, expires).await? {
-            claimed.push(bucket);
-        }
-    }
-    held.extend(claimed);
-
     if !trusted {
-        held = held_at(db, tables, me, bucket_count, expires).await?;
+        return held_at(db, tables, me, bucket_count, expires).await;
     }
+    let mut held: Vec<i32> = plan.extend.iter().chain(&plan.claim).copied().collect();
     held.sort_unstable();
     Ok(held)
+}
+
+/// Buckets as integer literals: one statement whatever their number (a bound list would
+/// hit the parameter limits), and no injection risk, since they are integers.
+fn literals(buckets: &[i32]) -> impl Iterator<Item = Expr> + '_ {
+    buckets.iter().map(|b| Expr::Constant(Value::Int(Some(*b))))
+}
+
+async fn rows_affected(
+    db: &DatabaseConnection,
+    stmt: &sea_query::UpdateStatement,
+) -> Result<usize, StoreError> {
+    let result = db.execute(stmt).await.map_err(unavailable)?;
+    Ok(affected(result.rows_affected()))
 }
 
 pub(crate) async fn renew(
@@ -128,39 +162,31 @@ pub(crate) async fn renew(
     if asked.is_empty() {
         return Ok(RenewOutcome::default());
     }
-    let mut extended = 0;
-    for chunk in asked.chunks(MAX_IN_LIST) {
-        let stmt = Query::update()
-            .table(tables.leases_name())
-            .value(lease::Column::ExpiresAtMs, expires)
-            .and_where(Expr::col(lease::Column::Bucket).is_in(chunk.iter().copied()))
-            .and_where(Expr::col(lease::Column::Owner).eq(me))
-            .and_where(Expr::col(lease::Column::ExpiresAtMs).gt(now))
-            .to_owned();
-        extended += affected(
-            db.execute(&stmt)
-                .await
-                .map_err(unavailable)?
-                .rows_affected(),
-        );
-    }
-    let renewed: Vec<i32> = if extended == asked.len() {
+    let stmt = Query::update()
+        .table(tables.leases_name())
+        .value(lease::Column::ExpiresAtMs, expires)
+        .and_where(Expr::col(lease::Column::Bucket).is_in(literals(&asked)))
+        .and_where(Expr::col(lease::Column::Owner).eq(me))
+        .and_where(Expr::col(lease::Column::ExpiresAtMs).gt(now))
+        .to_owned();
+    let renewed: Vec<i32> = if rows_affected(db, &stmt).await? == asked.len() {
         asked.clone()
     } else {
         // Some were lost: read back exactly which rows carry this renewal's expiry.
-        let mut renewed = Vec::new();
-        for chunk in asked.chunks(MAX_IN_LIST) {
-            let stmt = Query::select()
-                .column(lease::Column::Bucket)
-                .from(tables.leases_name())
-                .and_where(Expr::col(lease::Column::Bucket).is_in(chunk.iter().copied()))
-                .and_where(Expr::col(lease::Column::Owner).eq(me))
-                .and_where(Expr::col(lease::Column::ExpiresAtMs).eq(expires))
-                .to_owned();
-            for row in db.query_all(&stmt).await.map_err(unavailable)? {
-                renewed.push(row.try_get::<i32>("", "bucket").map_err(unavailable)?);
-            }
-        }
+        let stmt = Query::select()
+            .column(lease::Column::Bucket)
+            .from(tables.leases_name())
+            .and_where(Expr::col(lease::Column::Bucket).is_in(literals(&asked)))
+            .and_where(Expr::col(lease::Column::Owner).eq(me))
+            .and_where(Expr::col(lease::Column::ExpiresAtMs).eq(expires))
+            .to_owned();
+        let mut renewed = db
+            .query_all(&stmt)
+            .await
+            .map_err(unavailable)?
+            .iter()
+            .map(|row| row.try_get::<i32>("", "bucket").map_err(unavailable))
+            .collect::<Result<Vec<i32>, StoreError>>()?;
         renewed.sort_unstable();
         renewed
     };
@@ -222,7 +248,7 @@ async fn heartbeat(
 async fn read_relays(
     db: &DatabaseConnection,
     tables: &OutboxTables,
-) -> Result<Vec<(String, i64)>, StoreError> {
+) -> Result<BTreeMap<String, Timestamp>, StoreError> {
     let stmt = Query::select()
         .columns([relay::Column::RelayId, relay::Column::LastSeenAtMs])
         .from(tables.relays_name())
@@ -234,56 +260,24 @@ async fn read_relays(
         .map(|row| {
             Ok((
                 row.try_get::<String>("", "relay_id").map_err(unavailable)?,
-                row.try_get::<i64>("", "last_seen_at_ms")
-                    .map_err(unavailable)?,
+                Timestamp::from_millis(
+                    row.try_get::<i64>("", "last_seen_at_ms")
+                        .map_err(unavailable)?,
+                ),
             ))
         })
         .collect()
 }
 
-/// Deletes heartbeat rows silent for longer than [`RELAY_ROW_RETENTION`] (or ten lease
-/// durations, if longer). Guarded by the same age, so a relay that came back in between
-/// keeps its row.
-async fn prune_relays(
-    db: &DatabaseConnection,
-    tables: &OutboxTables,
-    relays: &[(String, i64)],
-    request: &LeaseRequest<'_>,
-) -> Result<(), StoreError> {
-    let retention = RELAY_ROW_RETENTION.max(request.lease_duration.saturating_mul(10));
-    let horizon = request.now.saturating_sub(retention).as_millis();
-    let stale: Vec<&str> = relays
-        .iter()
-        .filter(|(_, seen)| *seen < horizon)
-        .map(|(id, _)| id.as_str())
-        .collect();
-    for chunk in stale.chunks(MAX_IN_LIST) {
-        let stmt = Query::delete()
-            .from_table(tables.relays_name())
-            .and_where(Expr::col(relay::Column::RelayId).is_in(chunk.iter().copied()))
-            .and_where(Expr::col(relay::Column::LastSeenAtMs).lt(horizon))
-            .to_owned();
-        db.execute(&stmt).await.map_err(unavailable)?;
-    }
-    Ok(())
-}
-
-struct LeaseRow {
-    owner: Option<String>,
-    expires_at_ms: i64,
-}
-
+/// Every lease row: the planner itself ignores rows outside `0..bucket_count`.
 async fn read_leases(
     db: &DatabaseConnection,
     tables: &OutboxTables,
-    bucket_count: i32,
 ) -> Result<BTreeMap<i32, LeaseRow>, StoreError> {
     use lease::Column as C;
     let stmt = Query::select()
         .columns([C::Bucket, C::Owner, C::ExpiresAtMs])
         .from(tables.leases_name())
-        .and_where(Expr::col(C::Bucket).gte(0))
-        .and_where(Expr::col(C::Bucket).lt(bucket_count))
         .to_owned();
     let mut out = BTreeMap::new();
     for row in db.query_all(&stmt).await.map_err(unavailable)? {
@@ -293,9 +287,10 @@ async fn read_leases(
                 owner: row
                     .try_get::<Option<String>>("", "owner")
                     .map_err(unavailable)?,
-                expires_at_ms: row
-                    .try_get::<i64>("", "expires_at_ms")
-                    .map_err(unavailable)?,
+                expires_at: Timestamp::from_millis(
+                    row.try_get::<i64>("", "expires_at_ms")
+                        .map_err(unavailable)?,
+                ),
             },
         );
     }
@@ -311,46 +306,23 @@ async fn create_lease_rows(
     buckets: &[i32],
 ) -> Result<(), StoreError> {
     use lease::Column as C;
-    for chunk in buckets.chunks(MAX_IN_LIST / 3) {
-        let mut stmt = Query::insert();
-        stmt.into_table(tables.leases_name())
-            .columns([C::Bucket, C::Owner, C::ExpiresAtMs]);
-        for bucket in chunk {
-            let values: [Value; 3] = [
-                (*bucket).into(),
-                Option::<String>::None.into(),
-                0_i64.into(),
-            ];
-            stmt.values(values.map(Into::into))
-                .map_err(|e| StoreError::unavailable(format!("building the lease insert: {e}")))?;
-        }
-        stmt.on_conflict(
-            OnConflict::column(C::Bucket)
-                .do_nothing_on([C::Bucket])
-                .to_owned(),
-        );
-        db.execute(&stmt).await.map_err(unavailable)?;
+    let mut stmt = Query::insert();
+    stmt.into_table(tables.leases_name())
+        .columns([C::Bucket, C::Owner, C::ExpiresAtMs]);
+    for bucket in literals(buckets) {
+        stmt.values([
+            bucket,
+            Expr::Keyword(Keyword::Null),
+            Expr::Constant(0_i64.into()),
+        ])
+        .map_err(|e| StoreError::unavailable(format!("building the lease insert: {e}")))?;
     }
-    Ok(())
-}
-
-async fn release(
-    db: &DatabaseConnection,
-    tables: &OutboxTables,
-    me: &str,
-    buckets: &[i32],
-) -> Result<(), StoreError> {
-    use lease::Column as C;
-    for chunk in buckets.chunks(MAX_IN_LIST) {
-        let stmt = Query::update()
-            .table(tables.leases_name())
-            .value(C::Owner, Option::<String>::None)
-            .value(C::ExpiresAtMs, 0_i64)
-            .and_where(Expr::col(C::Bucket).is_in(chunk.iter().copied()))
-            .and_where(Expr::col(C::Owner).eq(me))
-            .to_owned();
-        db.execute(&stmt).await.map_err(unavailable)?;
-    }
+    stmt.on_conflict(
+        OnConflict::column(C::Bucket)
+            .do_nothing_on([C::Bucket])
+            .to_owned(),
+    );
+    db.execute(&stmt).await.map_err(unavailable)?;
     Ok(())
 }
 
@@ -376,59 +348,6 @@ pub(crate) async fn release_all(
         .to_owned();
     db.execute(&stmt).await.map_err(unavailable)?;
     Ok(())
-}
-
-/// Extends the leases this relay still owns; returns how many rows it extended.
-async fn extend(
-    db: &DatabaseConnection,
-    tables: &OutboxTables,
-    me: &str,
-    buckets: &[i32],
-    expires: i64,
-) -> Result<usize, StoreError> {
-    use lease::Column as C;
-    let mut extended = 0;
-    for chunk in buckets.chunks(MAX_IN_LIST) {
-        let stmt = Query::update()
-            .table(tables.leases_name())
-            .value(C::ExpiresAtMs, expires)
-            .and_where(Expr::col(C::Bucket).is_in(chunk.iter().copied()))
-            .and_where(Expr::col(C::Owner).eq(me))
-            .to_owned();
-        extended += affected(
-            db.execute(&stmt)
-                .await
-                .map_err(unavailable)?
-                .rows_affected(),
-        );
-    }
-    Ok(extended)
-}
-
-/// The guarded claim: exactly one affected row means the bucket is now this relay's.
-async fn claim(
-    db: &DatabaseConnection,
-    tables: &OutboxTables,
-    me: &str,
-    bucket: i32,
-    now: i64,
-    expires: i64,
-) -> Result<bool, StoreError> {
-    use lease::Column as C;
-    let stmt = Query::update()
-        .table(tables.leases_name())
-        .value(C::Owner, me)
-        .value(C::ExpiresAtMs, expires)
-        .and_where(Expr::col(C::Bucket).eq(bucket))
-        .cond_where(
-            Cond::any()
-                .add(Expr::col(C::Owner).is_null())
-                .add(Expr::col(C::ExpiresAtMs).lte(now))
-                .add(Expr::col(C::Owner).eq(me)),
-        )
-        .to_owned();
-    let result = db.execute(&stmt).await.map_err(unavailable)?;
-    Ok(result.rows_affected() == 1)
 }
 
 /// The buckets this relay holds with exactly this call's expiry.

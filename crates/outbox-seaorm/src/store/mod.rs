@@ -2,8 +2,9 @@
 //!
 //! Every call is a handful of short autocommit statements on the pool: no transaction
 //! and no row lock outlives a statement, so a relay that stalls or dies blocks nobody.
-//! Lease safety rests on one primitive, the guarded conditional `UPDATE` (see
-//! [`leases`]).
+//! Lease safety rests on one primitive, the guarded conditional `UPDATE`; which buckets to
+//! claim, extend and release is the core's [`outbox_core::plan_acquisition`], which this
+//! store only executes, in a few statements whatever the bucket count (see [`leases`]).
 
 mod batches;
 mod leases;

@@ -16,6 +16,7 @@ mod external_writer;
 mod inbox;
 mod inbox_concurrency;
 mod late_commit;
+mod lease_round_trips;
 mod migrations;
 mod relay_e2e;
 mod transactions;

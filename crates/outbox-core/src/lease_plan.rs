@@ -1,0 +1,330 @@
+//! Lease planning: the fair-share claim / release / extension policy, written once.
+//!
+//! Every store runs an acquisition the same way: record the caller's heartbeat, read a
+//! [`LeaseSnapshot`] (the lease rows and the heartbeats), ask [`plan_acquisition`] what
+//! to do, and execute the [`LeasePlan`] with guarded writes. The policy lives only here,
+//! so the deterministic simulation (which runs the in-memory store) exercises exactly the
+//! decisions a relational store makes in production.
+//!
+//! # The rules
+//!
+//! * A relay is live when its heartbeat is newer than `now - lease_duration`; the caller
+//!   always counts, so its own just-written heartbeat is never needed to see itself.
+//! * Its share follows from the live relays ([`fair_share`]).
+//! * Only rows of `0..bucket_count` count: a stale row at or beyond the bucket count (left
+//!   by a deployment with more buckets) is neither held, nor claimed, nor released.
+//! * Held means owned by the caller and not yet expired. Above the share, the caller
+//!   releases its *highest* buckets, so owners shrink from the top and a newcomer finds
+//!   the same buckets free; the kept ones are extended.
+//! * Below the share, it claims the lowest buckets that are free, expired, or its own
+//!   (an expired lease of its own is claimed again, not extended).
+//! * Missing lease rows of `0..bucket_count` are created free, on first use.
+//! * Heartbeat rows silent for a day (or ten lease durations, if longer) are forgotten.
+//!
+//! # Why the guards are part of the plan
+//!
+//! Between the snapshot and the writes another relay may act, so a store never writes a
+//! plan blindly: a claim is granted only if, at the write, the row is still free, expired
+//! by [`LeasePlan::expired_by`], or the caller's own ([`LeasePlan::may_claim`]);
+//! releases and extensions touch only rows the caller owns. The expiry threshold comes
+//! from the plan rather than from each store, so the rule "a live lease is never taken"
+//! is decided once, here, and every store (and the simulation) executes the same one.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::fair_share::fair_share;
+use crate::time::Timestamp;
+
+/// Heartbeat rows older than this are forgotten: the relays are long gone, and the table
+/// would otherwise grow by one row per relay id ever used.
+pub const RELAY_ROW_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// One lease row: who holds a bucket and until when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseRow {
+    /// The holding relay, `None` when the bucket is free.
+    pub owner: Option<String>,
+    /// When the lease runs out; [`Timestamp::EPOCH`] for a free row.
+    pub expires_at: Timestamp,
+}
+
+impl LeaseRow {
+    /// A free row, as created on first use and left by a release.
+    pub fn free() -> Self {
+        LeaseRow {
+            owner: None,
+            expires_at: Timestamp::EPOCH,
+        }
+    }
+
+    fn owned_by(&self, relay_id: &str) -> bool {
+        self.owner.as_deref() == Some(relay_id)
+    }
+}
+
+/// What an acquisition reads before it plans: the lease rows and the heartbeats.
+///
+/// A map per table, because both tables are keyed (by bucket, by relay id): a snapshot
+/// cannot hold two rows for one bucket.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeaseSnapshot {
+    /// Lease rows by bucket, including any outside `0..bucket_count`.
+    pub leases: BTreeMap<i32, LeaseRow>,
+    /// Last heartbeat by relay id.
+    pub relays: BTreeMap<String, Timestamp>,
+}
+
+/// What one acquisition does, for a store to execute with guarded writes.
+///
+/// The sets are ascending, disjoint, and within `0..bucket_count`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeasePlan {
+    /// The caller's fair share among the live relays.
+    pub share: u32,
+    /// Delete heartbeat rows last seen before this instant (guarded by that age, so a
+    /// relay that came back in between keeps its row). `None` when the snapshot had none.
+    pub forget_relays_seen_before: Option<Timestamp>,
+    /// Missing lease rows to insert free (insert-if-absent).
+    pub create: Vec<i32>,
+    /// Held buckets above the share, to free (guarded by `owner = caller`).
+    pub release: Vec<i32>,
+    /// Held buckets to keep, to extend to [`expires_at`](Self::expires_at) (guarded by
+    /// `owner = caller`).
+    pub extend: Vec<i32>,
+    /// Buckets to take, each guarded by [`may_claim`](Self::may_claim) at the write.
+    pub claim: Vec<i32>,
+    /// A lease whose expiry is at or before this instant is expired: it is no longer
+    /// held, and may be claimed.
+    pub expired_by: Timestamp,
+    /// The expiry written by extensions and claims.
+    pub expires_at: Timestamp,
+}
+
+impl LeasePlan {
+    /// The claim guard: `row` may go to `relay_id` if it is free, expired, or already its
+    /// own. A store checks this atomically with the write (in SQL, `WHERE owner IS NULL
+    /// OR expires_at_ms <= expired_by OR owner = relay_id`).
+    pub fn may_claim(&self, row: &LeaseRow, relay_id: &str) -> bool {
+        row.owner.is_none() || self.is_expired(row) || row.owned_by(relay_id)
+    }
+
+    fn is_expired(&self, row: &LeaseRow) -> bool {
+        row.expires_at <= self.expired_by
+    }
+}
+
+/// Plans `me`'s acquisition at `now` from `snapshot` (which should already contain the
+/// heartbeat `me` has just written, though `me` counts as live regardless).
+///
+/// Pure and deterministic: the same snapshot gives the same plan.
+pub fn plan_acquisition(
+    snapshot: &LeaseSnapshot,
+    me: &str,
+    now: Timestamp,
+    lease_duration: Duration,
+    bucket_count: u32,
+) -> LeasePlan {
+    let mut plan = LeasePlan {
+        share: 0,
+        forget_relays_seen_before: None,
+        create: Vec::new(),
+        release: Vec::new(),
+        extend: Vec::new(),
+        claim: Vec::new(),
+        expired_by: now,
+        expires_at: now.saturating_add(lease_duration),
+    };
+
+    let live_after = now.saturating_sub(lease_duration);
+    let live = snapshot
+        .relays
+        .iter()
+        .filter(|(_, seen)| **seen > live_after)
+        .map(|(id, _)| id.as_str());
+    plan.share = fair_share(live, me, bucket_count);
+    let share = usize::try_from(plan.share).unwrap_or(usize::MAX);
+
+    let retention = RELAY_ROW_RETENTION.max(lease_duration.saturating_mul(10));
+    let horizon = now.saturating_sub(retention);
+    if snapshot.relays.values().any(|seen| *seen < horizon) {
+        plan.forget_relays_seen_before = Some(horizon);
+    }
+
+    // Bucket columns are 32-bit; validated options keep the count far below that.
+    let buckets = 0..i32::try_from(bucket_count).unwrap_or(i32::MAX);
+    let mut held = Vec::new();
+    for bucket in buckets.clone() {
+        match snapshot.leases.get(&bucket) {
+            None => plan.create.push(bucket),
+            Some(row) if row.owned_by(me) && !plan.is_expired(row) => held.push(bucket),
+            Some(_) => {}
+        }
+    }
+
+    // Owners shrink from the top, so a newcomer finds the same buckets free.
+    if held.len() > share {
+        plan.release = held.split_off(share);
+    }
+    let need = share.saturating_sub(held.len());
+    plan.extend = held;
+    if need > 0 {
+        let free = LeaseRow::free();
+        plan.claim = buckets
+            .filter(|b| plan.extend.binary_search(b).is_err())
+            .filter(|b| plan.may_claim(snapshot.leases.get(b).unwrap_or(&free), me))
+            .take(need)
+            .collect();
+    }
+    plan
+}
+
+impl LeaseSnapshot {
+    /// Records `relay_id`'s heartbeat at `now` (an upsert).
+    pub fn heartbeat(&mut self, relay_id: &str, now: Timestamp) {
+        self.relays.insert(relay_id.to_owned(), now);
+    }
+
+    /// Executes `plan` for `relay_id` on these tables, with the same guards a relational
+    /// store writes, and returns the buckets the relay holds afterwards (ascending).
+    ///
+    /// The in-memory store runs this under its lock, right after planning on the same
+    /// tables, so the guards never refuse there; they still run, so that a plan from an
+    /// older snapshot is executed exactly as a database would.
+    pub fn apply(&mut self, relay_id: &str, plan: &LeasePlan) -> Vec<i32> {
+        if let Some(before) = plan.forget_relays_seen_before {
+            self.relays.retain(|_, seen| *seen >= before);
+        }
+        for bucket in &plan.create {
+            self.leases.entry(*bucket).or_insert_with(LeaseRow::free);
+        }
+        for bucket in &plan.release {
+            if let Some(row) = self.leases.get_mut(bucket)
+                && row.owned_by(relay_id)
+            {
+                *row = LeaseRow::free();
+            }
+        }
+        let mut held = Vec::with_capacity(plan.extend.len() + plan.claim.len());
+        for bucket in &plan.extend {
+            if let Some(row) = self.leases.get_mut(bucket)
+                && row.owned_by(relay_id)
+            {
+                row.expires_at = plan.expires_at;
+                held.push(*bucket);
+            }
+        }
+        for bucket in &plan.claim {
+            if let Some(row) = self.leases.get_mut(bucket)
+                && plan.may_claim(row, relay_id)
+            {
+                *row = LeaseRow {
+                    owner: Some(relay_id.to_owned()),
+                    expires_at: plan.expires_at,
+                };
+                held.push(*bucket);
+            }
+        }
+        held.sort_unstable();
+        held.dedup();
+        held
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LEASE: Duration = Duration::from_secs(30);
+
+    fn at(s: i64) -> Timestamp {
+        Timestamp::from_millis(1_000_000 + s * 1000)
+    }
+
+    fn row(owner: &str, expires: Timestamp) -> LeaseRow {
+        LeaseRow {
+            owner: Some(owner.to_owned()),
+            expires_at: expires,
+        }
+    }
+
+    #[test]
+    fn empty_tables_create_every_row_and_claim_them_all() {
+        let mut s = LeaseSnapshot::default();
+        s.heartbeat("a", at(0));
+        let plan = plan_acquisition(&s, "a", at(0), LEASE, 4);
+        assert_eq!(plan.create, vec![0, 1, 2, 3]);
+        assert_eq!(plan.claim, vec![0, 1, 2, 3]);
+        assert_eq!(s.apply("a", &plan), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn owner_above_share_releases_from_the_top_and_extends_the_rest() {
+        let mut s = LeaseSnapshot::default();
+        for b in 0..4 {
+            s.leases.insert(b, row("a", at(30)));
+        }
+        s.heartbeat("b", at(1));
+        s.heartbeat("a", at(2));
+        let plan = plan_acquisition(&s, "a", at(2), LEASE, 4);
+        assert_eq!(
+            (plan.extend.clone(), plan.release.clone()),
+            (vec![0, 1], vec![2, 3])
+        );
+        assert!(plan.claim.is_empty());
+        assert_eq!(plan.expires_at, at(32));
+    }
+
+    #[test]
+    fn live_leases_of_others_are_not_claimed_expired_ones_are() {
+        let mut s = LeaseSnapshot::default();
+        s.leases.insert(0, row("b", at(10)));
+        s.leases.insert(1, row("b", at(5)));
+        s.leases.insert(2, row("a", at(5)));
+        s.heartbeat("a", at(5));
+        // b is silent (not live), so a's share is all three.
+        let plan = plan_acquisition(&s, "a", at(5), LEASE, 3);
+        assert_eq!(plan.claim, vec![1, 2], "expiry at exactly now is expired");
+        assert!(
+            plan.extend.is_empty(),
+            "an expired own lease is claimed again"
+        );
+    }
+
+    #[test]
+    fn rows_beyond_the_bucket_count_are_ignored() {
+        let mut s = LeaseSnapshot::default();
+        s.leases.insert(5, row("a", at(30)));
+        s.leases.insert(-1, row("a", at(30)));
+        let plan = plan_acquisition(&s, "a", at(0), LEASE, 2);
+        assert_eq!(plan.claim, vec![0, 1]);
+        assert!(plan.release.is_empty() && plan.extend.is_empty());
+        assert_eq!(s.apply("a", &plan), vec![0, 1]);
+    }
+
+    #[test]
+    fn long_silent_heartbeats_are_forgotten() {
+        let mut s = LeaseSnapshot::default();
+        let now = at(200_000);
+        s.heartbeat("gone", at(0));
+        s.heartbeat("a", now);
+        let plan = plan_acquisition(&s, "a", now, LEASE, 1);
+        assert_eq!(
+            plan.forget_relays_seen_before,
+            Some(now.saturating_sub(RELAY_ROW_RETENTION))
+        );
+        s.apply("a", &plan);
+        assert_eq!(s.relays.keys().collect::<Vec<_>>(), ["a"]);
+    }
+
+    #[test]
+    fn a_stale_plan_is_refused_by_the_guards() {
+        let mut s = LeaseSnapshot::default();
+        s.heartbeat("a", at(0));
+        let plan = plan_acquisition(&s, "a", at(0), LEASE, 2);
+        // b creates and takes bucket 1 between a's snapshot and a's writes.
+        s.leases.insert(1, row("b", at(30)));
+        assert_eq!(s.apply("a", &plan), vec![0]);
+        assert_eq!(s.leases[&1].owner.as_deref(), Some("b"));
+    }
+}
