@@ -38,7 +38,10 @@ enum Main {
         drained: bool,
         failed: bool,
     },
-    Releasing,
+    /// The release is in flight; `buckets` were owned when it was issued.
+    Releasing {
+        buckets: usize,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -201,12 +204,16 @@ impl RelayMachine {
             // Nothing is in flight and nothing new will start: handing the leases back
             // cannot let a delete or publish of ours follow the new owner's.
             self.life = Life::Released;
-            self.main = Main::Releasing;
+            // From the moment the release is issued the store may hand our buckets to
+            // another relay, and this relay never acts again: it owns nothing from here.
+            let buckets = self.leases.owned().len();
+            self.drop_ownership();
+            self.main = Main::Releasing { buckets };
             return Some(Command::ReleaseLeases);
         }
         if matches!(self.life, Life::Stopping | Life::Released) {
             self.life = Life::Stopped;
-            self.leases.clear();
+            self.drop_ownership();
             self.events.push_back(RelayEvent::Stopped);
             return None;
         }
@@ -538,14 +545,14 @@ impl RelayMachine {
     /// Result of [`Command::ReleaseLeases`]. A failure is reported and otherwise
     /// ignored: the leases run out by themselves.
     pub fn handle_released(&mut self, _now: Timestamp, result: Result<(), StoreError>) {
-        if !matches!(self.main, Main::Releasing) {
+        let Main::Releasing { buckets } = self.main else {
             return;
-        }
+        };
         self.main = Main::Idle;
         match result {
-            Ok(()) => self.events.push_back(RelayEvent::LeasesReleased {
-                buckets: self.leases.owned().len(),
-            }),
+            Ok(()) => self
+                .events
+                .push_back(RelayEvent::LeasesReleased { buckets }),
             Err(error) => self.events.push_back(RelayEvent::StoreFailed {
                 operation: "release_leases",
                 error,
@@ -662,6 +669,17 @@ impl RelayMachine {
         }
         self.events
             .push_back(RelayEvent::LeaseExpired { buckets: dropped });
+        self.events
+            .push_back(RelayEvent::OwnershipChanged { owned: Vec::new() });
+    }
+
+    /// Forgets every lease on purpose (a stop), telling the listeners when it had any.
+    fn drop_ownership(&mut self) {
+        if !self.leases.owns_any() {
+            return;
+        }
+        self.leases.clear();
+        self.drain.clear();
         self.events
             .push_back(RelayEvent::OwnershipChanged { owned: Vec::new() });
     }

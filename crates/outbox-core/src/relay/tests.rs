@@ -708,6 +708,37 @@ fn a_graceful_stop_hands_the_leases_back_after_the_last_delete() {
 }
 
 #[test]
+fn a_relay_owns_nothing_once_its_release_is_issued() {
+    // Simulation seed 1592596111: the store may give the buckets to another relay as
+    // soon as the release is issued, so the stopping relay must stop counting them as
+    // its own then, not when the answer comes back.
+    let mut h = H::new(options().build().unwrap(), RELEASING);
+    h.start(&[0, 1], &[]);
+    h.events();
+    h.m.handle_shutdown();
+    assert_eq!(h.cmd(), Some(Command::ReleaseLeases));
+    assert!(!h.m.may_act_on(0, h.now) && !h.m.may_act_on(1, h.now));
+    assert_eq!(h.m.owned().count(), 0);
+    assert!(
+        h.events()
+            .iter()
+            .any(|e| matches!(e, RelayEvent::OwnershipChanged { owned } if owned.is_empty())),
+        "listeners (the notifier, readiness) learn it at once"
+    );
+    h.m.handle_hint(h.now, Hint::Bucket(0));
+    assert_eq!(h.cmd(), None, "a hint gives a released relay no work");
+    h.m.handle_released(h.now, Ok(()));
+    assert!(
+        h.events()
+            .iter()
+            .any(|e| matches!(e, RelayEvent::LeasesReleased { buckets: 2 })),
+        "the release still reports what it handed back"
+    );
+    assert_eq!(h.cmd(), None);
+    assert!(h.m.is_finished());
+}
+
+#[test]
 fn a_release_waits_for_a_renewal_in_flight_and_a_failed_release_still_stops() {
     let mut h = H::new(options().build().unwrap(), RELEASING);
     h.start(&[0], &[]);
