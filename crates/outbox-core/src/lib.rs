@@ -121,7 +121,7 @@ pub use message::{OutboxMessage, StoreRef};
 pub use notifier::{CommitNotifier, NoopNotifier};
 pub use options::{OptionsError, RelayOptions, RelayOptionsBuilder};
 pub use publisher::{PublishOutcome, Publisher};
-pub use relay::{Command, Hint, RelayEvent, RelayMachine};
+pub use relay::{Command, Hint, Outcome, RelayEvent, RelayMachine};
 pub use store::{LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities};
 pub use time::Timestamp;
 pub use uuid::Uuid;

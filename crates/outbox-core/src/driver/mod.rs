@@ -28,13 +28,12 @@ use tracing::{Instrument, debug, debug_span, error, info, info_span, warn};
 
 pub use local_notifier::LocalNotifier;
 
-use crate::error::{Misconfiguration, StoreError};
-use crate::message::OutboxMessage;
+use crate::error::Misconfiguration;
 use crate::metrics::{BacklogSampler, RelayMetrics};
 use crate::options::{OptionsError, RelayOptions};
-use crate::publisher::{PublishOutcome, Publisher};
-use crate::relay::{Command, RelayEvent, RelayMachine};
-use crate::store::{LeaseRequest, OutboxStore, RenewOutcome};
+use crate::publisher::Publisher;
+use crate::relay::{Command, Outcome, RelayEvent, RelayMachine};
+use crate::store::{LeaseRequest, OutboxStore};
 use crate::time::Timestamp;
 
 /// Why a relay could not start or stopped abnormally.
@@ -214,17 +213,7 @@ fn abort_all(tasks: Vec<JoinHandle<()>>) {
     }
 }
 
-type OpFuture = Pin<Box<dyn Future<Output = OpResult> + Send>>;
-
-enum OpResult {
-    Acquired(Result<Vec<i32>, StoreError>),
-    Probed(Result<Vec<i32>, StoreError>),
-    Fetched(Result<Vec<OutboxMessage>, StoreError>),
-    Published(PublishOutcome),
-    Marked(Result<(), StoreError>),
-    Renewed(Result<RenewOutcome, StoreError>),
-    Released(Result<(), StoreError>),
-}
+type OpFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
 struct Driver<S, P> {
     machine: RelayMachine,
@@ -314,7 +303,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                         if self.machine.is_publishing() {
                             // Dropping the future cancels the publish; nothing is deleted.
                             drop(main.take());
-                            self.machine.handle_publish_cancelled(Timestamp::now());
+                            self.machine.handle(Timestamp::now(), Outcome::PublishCancelled);
                         }
                         self.report_events();
                         info!("relay stopped, in-flight work abandoned");
@@ -329,25 +318,16 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
         }
     }
 
-    fn complete(&mut self, result: OpResult) {
+    fn complete(&mut self, outcome: Outcome) {
         let now = Timestamp::now();
-        match result {
-            OpResult::Acquired(r) => {
-                if r.is_ok() {
-                    self.ready.store(true, Ordering::Release);
-                }
-                self.machine.handle_acquired(now, r);
-                self.notifier.set_owned(self.machine.owned());
-            }
-            OpResult::Probed(r) => self.machine.handle_probed(now, r),
-            OpResult::Fetched(r) => self.machine.handle_fetched(now, r),
-            OpResult::Published(o) => self.machine.handle_published(now, o),
-            OpResult::Marked(r) => self.machine.handle_marked(now, r),
-            OpResult::Renewed(r) => {
-                self.machine.handle_renewed(now, r);
-                self.notifier.set_owned(self.machine.owned());
-            }
-            OpResult::Released(r) => self.machine.handle_released(now, r),
+        let acquired = matches!(outcome, Outcome::Acquired(Ok(_)));
+        let ownership = matches!(outcome, Outcome::Acquired(_) | Outcome::Renewed(_));
+        if acquired {
+            self.ready.store(true, Ordering::Release);
+        }
+        self.machine.handle(now, outcome);
+        if ownership {
+            self.notifier.set_owned(self.machine.owned());
         }
     }
 
@@ -377,7 +357,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                             lease_duration,
                             now,
                         };
-                        OpResult::Acquired(store.acquire_leases(&request).await)
+                        Outcome::Acquired(store.acquire_leases(&request).await)
                     }
                     .instrument(span),
                 )
@@ -386,7 +366,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 let span = debug_span!(parent: &cycle, "store.buckets_with_pending", owned = buckets.len());
                 Box::pin(
                     async move {
-                        OpResult::Probed(store.buckets_with_pending(&buckets, bucket_count).await)
+                        Outcome::Probed(store.buckets_with_pending(&buckets, bucket_count).await)
                     }
                     .instrument(span),
                 )
@@ -395,7 +375,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 let span =
                     debug_span!(parent: &cycle, "store.next_batch", bucket, batch_size = limit);
                 Box::pin(
-                    async move { OpResult::Fetched(store.next_batch(bucket, limit).await) }
+                    async move { Outcome::Fetched(store.next_batch(bucket, limit).await) }
                         .instrument(span),
                 )
             }
@@ -403,7 +383,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 let publisher = Arc::clone(&self.publisher);
                 let span = info_span!(parent: &cycle, "publish", bucket, batch_size = batch.len());
                 Box::pin(
-                    async move { OpResult::Published(publisher.publish(&batch).await) }
+                    async move { Outcome::Published(publisher.publish(&batch).await) }
                         .instrument(span),
                 )
             }
@@ -416,7 +396,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                     debug_span!(parent: &cycle, "store.mark_published", bucket, batch_size = count);
                 Box::pin(
                     async move {
-                        OpResult::Marked(
+                        Outcome::Marked(
                             store
                                 .mark_published(bucket, batch.get(..count).unwrap_or(&batch))
                                 .await,
@@ -436,7 +416,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                             lease_duration,
                             now,
                         };
-                        OpResult::Renewed(store.renew_leases(&request, &buckets).await)
+                        Outcome::Renewed(store.renew_leases(&request, &buckets).await)
                     }
                     .instrument(span),
                 )
@@ -445,7 +425,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 let (relay_id, ..) = lease(Timestamp::EPOCH);
                 let span = debug_span!(parent: &cycle, "store.release_leases");
                 Box::pin(
-                    async move { OpResult::Released(store.release_leases(&relay_id).await) }
+                    async move { Outcome::Released(store.release_leases(&relay_id).await) }
                         .instrument(span),
                 )
             }
@@ -567,7 +547,7 @@ async fn sample_backlog<S: OutboxStore>(
 }
 
 /// Awaits the future in `slot`, or never completes when the slot is empty.
-async fn poll_slot(slot: &mut Option<OpFuture>) -> OpResult {
+async fn poll_slot(slot: &mut Option<OpFuture>) -> Outcome {
     match slot {
         Some(future) => future.await,
         None => std::future::pending().await,

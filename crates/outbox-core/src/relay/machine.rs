@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::drain::Drain;
 use super::lease::Leases;
-use super::{Command, Hint, RelayEvent};
+use super::{Command, Hint, Outcome, RelayEvent};
 use crate::error::{Misconfiguration, StoreError};
 use crate::message::OutboxMessage;
 use crate::options::RelayOptions;
@@ -16,7 +16,7 @@ use crate::time::Timestamp;
 
 /// The one serialized operation in flight (renewal alongside a publish is tracked apart).
 #[derive(Debug)]
-enum Main {
+enum InFlight {
     Idle,
     Acquiring {
         started: Timestamp,
@@ -61,7 +61,8 @@ pub struct RelayMachine {
     capabilities: StoreCapabilities,
     leases: Leases,
     drain: Drain,
-    main: Main,
+    /// The serialized store call or publish in flight.
+    in_flight: InFlight,
     /// Start time of a renewal in flight.
     renewing: Option<Timestamp>,
     /// A command produced by a handler, handed out by the next `poll_command`.
@@ -101,7 +102,7 @@ impl RelayMachine {
             drain: Drain::new(now, options.poll_interval()),
             options,
             capabilities,
-            main: Main::Idle,
+            in_flight: InFlight::Idle,
             renewing: None,
             queued: None,
             consecutive_failures: 0,
@@ -134,7 +135,7 @@ impl RelayMachine {
     /// lease and no acquisition is in flight (an acquisition may be releasing the bucket
     /// in the store at this very moment; the relay starts nothing while it runs).
     pub fn may_act_on(&self, bucket: i32, now: Timestamp) -> bool {
-        !matches!(self.main, Main::Acquiring { .. }) && self.leases.is_valid(bucket, now)
+        !matches!(self.in_flight, InFlight::Acquiring { .. }) && self.leases.is_valid(bucket, now)
     }
 
     /// Until when the owned leases are valid.
@@ -144,7 +145,7 @@ impl RelayMachine {
 
     /// Whether a publish is in flight.
     pub fn is_publishing(&self) -> bool {
-        matches!(self.main, Main::Publishing { .. })
+        matches!(self.in_flight, InFlight::Publishing { .. })
     }
 
     /// Whether the machine has stopped (after shutdown or a fatal error).
@@ -170,7 +171,7 @@ impl RelayMachine {
         let command = self.next_command(now);
         if command.is_some() {
             self.cycle_started.get_or_insert(now);
-        } else if matches!(self.main, Main::Idle) && self.renewing.is_none() {
+        } else if matches!(self.in_flight, InFlight::Idle) && self.renewing.is_none() {
             self.end_cycle(now);
         }
         command
@@ -197,7 +198,7 @@ impl RelayMachine {
         if self.is_publishing() {
             return self.renewal_alongside_publish(now);
         }
-        if !matches!(self.main, Main::Idle) || self.renewing.is_some() {
+        if !matches!(self.in_flight, InFlight::Idle) || self.renewing.is_some() {
             return None;
         }
         if self.life == Life::Stopping && self.capabilities.lease_release && !self.abandoned {
@@ -208,7 +209,7 @@ impl RelayMachine {
             // another relay, and this relay never acts again: it owns nothing from here.
             let buckets = self.leases.owned().len();
             self.drop_ownership();
-            self.main = Main::Releasing { buckets };
+            self.in_flight = InFlight::Releasing { buckets };
             return Some(Command::ReleaseLeases);
         }
         if matches!(self.life, Life::Stopping | Life::Released) {
@@ -233,7 +234,7 @@ impl RelayMachine {
                 }
                 while let Some(bucket) = self.drain.next_in_sweep() {
                     if self.leases.is_valid(bucket, now) {
-                        self.main = Main::Fetching { bucket };
+                        self.in_flight = InFlight::Fetching { bucket };
                         self.drain.fetch_started(bucket);
                         return Some(Command::FetchBatch {
                             bucket,
@@ -250,7 +251,7 @@ impl RelayMachine {
                 return None;
             }
             if self.drain.discovery_due(now) {
-                self.main = Main::Probing { started: now };
+                self.in_flight = InFlight::Probing { started: now };
                 return Some(Command::ProbePending {
                     buckets: self.leases.owned().iter().copied().collect(),
                 });
@@ -278,7 +279,7 @@ impl RelayMachine {
             {
                 consider(self.leases.next_renew_at());
             }
-        } else if matches!(self.main, Main::Idle)
+        } else if matches!(self.in_flight, InFlight::Idle)
             && self.renewing.is_none()
             && self.life == Life::Running
         {
@@ -340,16 +341,54 @@ impl RelayMachine {
         if let Some(Command::Publish { .. }) = self.queued {
             // Never handed out: nothing to wait for.
             self.queued = None;
-            self.main = Main::Idle;
+            self.in_flight = InFlight::Idle;
+        }
+    }
+
+    /// The result of the command handed out last for its slot (the serialized call, or
+    /// a renewal). An outcome the machine did not ask for is a caller bug: it trips a
+    /// debug assertion, and release builds ignore it.
+    pub fn handle(&mut self, now: Timestamp, outcome: Outcome) {
+        debug_assert!(
+            self.awaits(&outcome),
+            "the relay machine did not ask for {outcome:?} (in flight: {:?}, renewing: {})",
+            self.in_flight,
+            self.renewing.is_some()
+        );
+        match outcome {
+            Outcome::Acquired(result) => self.on_acquired(now, result),
+            Outcome::Probed(result) => self.on_probed(now, result),
+            Outcome::Fetched(result) => self.on_fetched(now, result),
+            Outcome::Published(outcome) => self.on_published(now, outcome),
+            Outcome::PublishCancelled => self.on_publish_cancelled(now),
+            Outcome::Marked(result) => self.on_marked(now, result),
+            Outcome::Renewed(result) => self.on_renewed(now, result),
+            Outcome::Released(result) => self.on_released(now, result),
+        }
+    }
+
+    /// Whether `outcome` answers a command this machine handed out and awaits.
+    pub fn awaits(&self, outcome: &Outcome) -> bool {
+        let handed_out = self.queued.is_none();
+        match outcome {
+            Outcome::Renewed(_) => self.renewing.is_some(),
+            Outcome::Acquired(_) => matches!(self.in_flight, InFlight::Acquiring { .. }),
+            Outcome::Probed(_) => matches!(self.in_flight, InFlight::Probing { .. }),
+            Outcome::Fetched(_) => matches!(self.in_flight, InFlight::Fetching { .. }),
+            Outcome::Published(_) | Outcome::PublishCancelled => {
+                handed_out && matches!(self.in_flight, InFlight::Publishing { .. })
+            }
+            Outcome::Marked(_) => handed_out && matches!(self.in_flight, InFlight::Marking { .. }),
+            Outcome::Released(_) => matches!(self.in_flight, InFlight::Releasing { .. }),
         }
     }
 
     /// Result of [`Command::AcquireLeases`].
-    pub fn handle_acquired(&mut self, now: Timestamp, result: Result<Vec<i32>, StoreError>) {
-        let Main::Acquiring { started } = self.main else {
+    fn on_acquired(&mut self, now: Timestamp, result: Result<Vec<i32>, StoreError>) {
+        let InFlight::Acquiring { started } = self.in_flight else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         match result {
             Ok(buckets) => {
                 let change = self.leases.on_acquired(started, buckets);
@@ -383,11 +422,11 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::ProbePending`].
-    pub fn handle_probed(&mut self, now: Timestamp, result: Result<Vec<i32>, StoreError>) {
-        let Main::Probing { started } = self.main else {
+    fn on_probed(&mut self, now: Timestamp, result: Result<Vec<i32>, StoreError>) {
+        let InFlight::Probing { started } = self.in_flight else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         match result {
             Ok(buckets) => {
                 self.check_expiry(now);
@@ -406,15 +445,11 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::FetchBatch`].
-    pub fn handle_fetched(
-        &mut self,
-        now: Timestamp,
-        result: Result<Vec<OutboxMessage>, StoreError>,
-    ) {
-        let Main::Fetching { bucket } = self.main else {
+    fn on_fetched(&mut self, now: Timestamp, result: Result<Vec<OutboxMessage>, StoreError>) {
+        let InFlight::Fetching { bucket } = self.in_flight else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         let batch = match result {
             Ok(batch) => batch,
             Err(error) => return self.store_failed(now, "next_batch", error),
@@ -432,7 +467,7 @@ impl RelayMachine {
             return;
         }
         let batch: Arc<[OutboxMessage]> = batch.into();
-        self.main = Main::Publishing {
+        self.in_flight = InFlight::Publishing {
             bucket,
             batch: Arc::clone(&batch),
             started: now,
@@ -442,18 +477,18 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::Publish`].
-    pub fn handle_published(&mut self, now: Timestamp, outcome: PublishOutcome) {
-        let Main::Publishing {
+    fn on_published(&mut self, now: Timestamp, outcome: PublishOutcome) {
+        let InFlight::Publishing {
             bucket,
             ref batch,
             started,
             lease_lost,
-        } = self.main
+        } = self.in_flight
         else {
             return;
         };
         let batch = Arc::clone(batch);
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         let elapsed = now.saturating_duration_since(started);
         let acknowledged = outcome.acknowledged.min(batch.len());
         let failed = outcome.error.is_some() || acknowledged < batch.len();
@@ -490,7 +525,7 @@ impl RelayMachine {
         }
         if acknowledged > 0 {
             let drained = !failed && batch.len() < self.options.batch_size();
-            self.main = Main::Marking {
+            self.in_flight = InFlight::Marking {
                 bucket,
                 drained,
                 failed,
@@ -506,27 +541,27 @@ impl RelayMachine {
     }
 
     /// The caller abandoned an in-flight publish during shutdown. Nothing is deleted.
-    pub fn handle_publish_cancelled(&mut self, _now: Timestamp) {
-        let Main::Publishing { bucket, .. } = self.main else {
+    fn on_publish_cancelled(&mut self, _now: Timestamp) {
+        let InFlight::Publishing { bucket, .. } = self.in_flight else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         self.abandoned = true;
         self.events
             .push_back(RelayEvent::PublishCancelled { bucket });
     }
 
     /// Result of [`Command::MarkPublished`].
-    pub fn handle_marked(&mut self, now: Timestamp, result: Result<(), StoreError>) {
-        let Main::Marking {
+    fn on_marked(&mut self, now: Timestamp, result: Result<(), StoreError>) {
+        let InFlight::Marking {
             bucket,
             drained,
             failed,
-        } = self.main
+        } = self.in_flight
         else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         match result {
             Ok(()) => {
                 if drained {
@@ -544,11 +579,11 @@ impl RelayMachine {
 
     /// Result of [`Command::ReleaseLeases`]. A failure is reported and otherwise
     /// ignored: the leases run out by themselves.
-    pub fn handle_released(&mut self, _now: Timestamp, result: Result<(), StoreError>) {
-        let Main::Releasing { buckets } = self.main else {
+    fn on_released(&mut self, _now: Timestamp, result: Result<(), StoreError>) {
+        let InFlight::Releasing { buckets } = self.in_flight else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         match result {
             Ok(()) => self
                 .events
@@ -561,7 +596,7 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::RenewLeases`].
-    pub fn handle_renewed(&mut self, now: Timestamp, result: Result<RenewOutcome, StoreError>) {
+    fn on_renewed(&mut self, now: Timestamp, result: Result<RenewOutcome, StoreError>) {
         let Some(started) = self.renewing.take() else {
             return;
         };
@@ -571,11 +606,11 @@ impl RelayMachine {
                 let lost = self.leases.on_renewed(started, &outcome);
                 if !lost.is_empty() {
                     self.drain.retain_owned(self.leases.owned());
-                    if let Main::Publishing {
+                    if let InFlight::Publishing {
                         bucket,
                         ref mut lease_lost,
                         ..
-                    } = self.main
+                    } = self.in_flight
                         && lost.contains(&bucket)
                     {
                         *lease_lost = true;
@@ -618,7 +653,7 @@ impl RelayMachine {
     }
 
     fn start_acquire(&mut self, now: Timestamp) -> Command {
-        self.main = Main::Acquiring { started: now };
+        self.in_flight = InFlight::Acquiring { started: now };
         Command::AcquireLeases { now }
     }
 
@@ -661,9 +696,9 @@ impl RelayMachine {
             return;
         }
         self.drain.clear();
-        if let Main::Publishing {
+        if let InFlight::Publishing {
             ref mut lease_lost, ..
-        } = self.main
+        } = self.in_flight
         {
             *lease_lost = true;
         }
