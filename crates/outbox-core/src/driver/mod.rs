@@ -319,16 +319,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
     }
 
     fn complete(&mut self, outcome: Outcome) {
-        let now = Timestamp::now();
-        let acquired = matches!(outcome, Outcome::Acquired(Ok(_)));
-        let ownership = matches!(outcome, Outcome::Acquired(_) | Outcome::Renewed(_));
-        if acquired {
-            self.ready.store(true, Ordering::Release);
-        }
-        self.machine.handle(now, outcome);
-        if ownership {
-            self.notifier.set_owned(self.machine.owned());
-        }
+        self.machine.handle(Timestamp::now(), outcome);
     }
 
     /// Turns a command into a future; every store call and publish runs in its own span
@@ -439,7 +430,14 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 self.cycle_span = None;
             }
             match event {
-                RelayEvent::OwnershipChanged { owned } => info!(?owned, "owned buckets changed"),
+                RelayEvent::Joined => {
+                    self.ready.store(true, Ordering::Release);
+                    info!("joined: heartbeat recorded, share of the buckets known");
+                }
+                RelayEvent::OwnershipChanged { owned } => {
+                    self.notifier.set_owned(owned.iter().copied());
+                    info!(?owned, "owned buckets changed");
+                }
                 RelayEvent::LeaseExpired { buckets } => {
                     warn!(buckets, "leases expired or were lost")
                 }

@@ -73,6 +73,8 @@ pub struct RelayMachine {
     reservation_retried: bool,
     /// When the current busy cycle began.
     cycle_started: Option<Timestamp>,
+    /// An acquisition has succeeded ([`RelayEvent::Joined`] was reported).
+    joined: bool,
     /// A publish was abandoned during shutdown: its request may still reach the broker,
     /// so the leases are left to run out instead of being handed back.
     abandoned: bool,
@@ -109,6 +111,7 @@ impl RelayMachine {
             backoff_until: None,
             reservation_retried: false,
             cycle_started: None,
+            joined: false,
             abandoned: false,
             life: Life::Running,
             events: VecDeque::new(),
@@ -391,12 +394,18 @@ impl RelayMachine {
         self.in_flight = InFlight::Idle;
         match result {
             Ok(buckets) => {
+                let first = !self.joined;
+                if first {
+                    self.joined = true;
+                    self.events.push_back(RelayEvent::Joined);
+                }
                 let change = self.leases.on_acquired(started, buckets);
                 self.drain.retain_owned(self.leases.owned());
                 if change.gained {
                     self.drain.force_discovery();
                 }
-                if change.changed {
+                // The first answer turns an unknown owned set into a known one, even empty.
+                if change.changed || first {
                     self.events.push_back(RelayEvent::OwnershipChanged {
                         owned: self.leases.owned().iter().copied().collect(),
                     });

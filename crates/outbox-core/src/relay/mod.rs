@@ -131,7 +131,12 @@ impl Hint {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum RelayEvent {
-    /// The set of owned buckets changed.
+    /// The first acquisition succeeded: the relay's heartbeat is in the store and it
+    /// owns its share (possibly no bucket). Reported once; readiness probes follow it.
+    Joined,
+    /// The set of owned buckets changed, whatever the cause (an acquisition, a renewal
+    /// that lost leases, leases running out by the local clock, a failed acquisition, a
+    /// release or a stop). The notifier's owned set follows it.
     OwnershipChanged {
         /// Buckets owned now.
         owned: Vec<i32>,

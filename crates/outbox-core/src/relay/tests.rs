@@ -874,3 +874,50 @@ fn a_cycle_spans_acquisition_to_idle_and_ends_at_backoff() {
         "a failure ends the cycle before the backoff"
     );
 }
+
+#[test]
+fn readiness_and_every_ownership_change_are_events() {
+    // The driver decides nothing: its readiness flag and its notifier's owned set follow
+    // these events alone, so each change must be reported, whatever caused it.
+    let mut h = TestRelay::renewing();
+    h.start(&[], &[]);
+    let events = h.events();
+    assert!(
+        matches!(
+            events.as_slice(),
+            [RelayEvent::Joined, RelayEvent::OwnershipChanged { owned }, ..] if owned.is_empty()
+        ),
+        "the first answer makes the (empty) owned set known: {events:?}"
+    );
+    let now = h.idle_until_acquisition();
+    h.m.handle(now, Outcome::Acquired(Ok(vec![3])));
+    let events = h.events();
+    assert!(
+        !events.iter().any(|e| matches!(e, RelayEvent::Joined)),
+        "joined once"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RelayEvent::OwnershipChanged { owned } if owned == &[3]))
+    );
+    // Renewals never answer: the lease runs out by the local clock.
+    h.at(now.as_millis() + 30_000);
+    while let Some(command) = h.cmd() {
+        assert!(
+            !matches!(
+                command,
+                Command::FetchBatch { .. } | Command::Publish { .. }
+            ),
+            "no work on an expired lease: {command:?}"
+        );
+    }
+    let events = h.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RelayEvent::OwnershipChanged { owned } if owned.is_empty())),
+        "an expiry is an ownership change too: {events:?}"
+    );
+    assert_eq!(h.m.owned().count(), 0);
+}
