@@ -123,5 +123,5 @@ pub use options::{OptionsError, RelayOptions, RelayOptionsBuilder};
 pub use publisher::{PublishOutcome, Publisher};
 pub use relay::{Command, Hint, Outcome, RelayEvent, RelayMachine};
 pub use store::{LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities};
-pub use time::Timestamp;
+pub use time::{Monotonic, Now, Timestamp};
 pub use uuid::Uuid;

@@ -9,6 +9,7 @@ use tokio::task::JoinHandle;
 use tracing::{Instrument, info_span};
 
 use super::RelayError;
+use super::clock::Clock;
 use super::local_notifier::LocalNotifier;
 use super::run_loop::Driver;
 use super::sampler::sample_backlog;
@@ -17,7 +18,6 @@ use crate::options::RelayOptions;
 use crate::publisher::Publisher;
 use crate::relay::RelayMachine;
 use crate::store::OutboxStore;
-use crate::time::Timestamp;
 
 /// Entry point: spawns relays.
 #[derive(Debug, Clone, Copy)]
@@ -52,7 +52,8 @@ impl Relay {
         options: RelayOptions,
     ) -> Result<RelayHandle, RelayError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| RelayError::NoRuntime)?;
-        let machine = RelayMachine::new(options, store.capabilities(), Timestamp::now())?;
+        let clock = Clock::start();
+        let machine = RelayMachine::new(options, store.capabilities(), clock.now())?;
         let relay_id = machine.options().relay_id().to_owned();
         let notifier = Arc::new(LocalNotifier::new(machine.options().bucket_count().get()));
         let (control, control_rx) = watch::channel(RUN);
@@ -74,6 +75,7 @@ impl Relay {
         });
         let ready = Arc::new(AtomicBool::new(false));
         let driver = Driver {
+            clock,
             ready: Arc::clone(&ready),
             machine,
             store,

@@ -13,11 +13,12 @@
 //! # Ok(()) }
 //! ```
 //!
-//! One job per file: `handle` spawns the relay and controls it, `run_loop` feeds the
+//! One job per file: `clock` reads the wall and monotonic clocks, `handle` spawns the relay and controls it, `run_loop` feeds the
 //! machine its inputs and sleeps until its deadlines, `execute` turns commands into
 //! store and publisher calls, `event_log` turns the machine's events into logs and
 //! metrics, and `sampler` runs the backlog sampler beside the relay.
 
+mod clock;
 mod event_log;
 mod execute;
 mod handle;

@@ -5,25 +5,25 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::info;
 
 use super::RelayError;
+use super::clock::Clock;
 use super::handle::{ABANDON, RUN};
 use super::local_notifier::LocalNotifier;
 use crate::metrics::RelayMetrics;
 use crate::publisher::Publisher;
 use crate::relay::{Command, Outcome, RelayMachine};
 use crate::store::OutboxStore;
-use crate::time::Timestamp;
 
 pub(super) type OpFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
 pub(super) struct Driver<S, P> {
     pub(super) machine: RelayMachine,
+    pub(super) clock: Clock,
     pub(super) store: Arc<S>,
     pub(super) publisher: Arc<P>,
     pub(super) notifier: Arc<LocalNotifier>,
@@ -56,7 +56,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
         let mut shutting_down = false;
         let mut control_open = true;
         loop {
-            let now = Timestamp::now();
+            let now = self.clock.now();
             while let Some(command) = self.machine.poll_command(now) {
                 let is_renewal = matches!(command, Command::RenewLeases { .. });
                 let op = self.execute(command);
@@ -72,12 +72,10 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
             if self.machine.is_finished() {
                 break;
             }
-            let sleep = self.machine.poll_timeout().map(|deadline| {
-                tokio::time::sleep(Duration::from_millis(
-                    u64::try_from(deadline.as_millis().saturating_sub(now.as_millis()))
-                        .unwrap_or(0),
-                ))
-            });
+            let sleep = self
+                .machine
+                .poll_timeout()
+                .map(|deadline| tokio::time::sleep_until(self.clock.instant(deadline)));
             tokio::select! {
                 result = poll_slot(&mut main) => {
                     main = None;
@@ -89,12 +87,12 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 }
                 () = self.notifier.notified() => {
                     self.notifier.take_hints(&mut hints);
-                    let now = Timestamp::now();
+                    let now = self.clock.now();
                     for hint in hints.drain(..) {
                         self.machine.handle_hint(now, hint);
                     }
                 }
-                () = sleep_opt(sleep) => self.machine.handle_timeout(Timestamp::now()),
+                () = sleep_opt(sleep) => self.machine.handle_timeout(self.clock.now()),
                 changed = self.control.changed(), if control_open => {
                     let Ok(()) = changed else {
                         // The handle was dropped: keep running, as documented.
@@ -110,7 +108,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                         if self.machine.is_publishing() {
                             // Dropping the future cancels the publish; nothing is deleted.
                             drop(main.take());
-                            self.machine.handle(Timestamp::now(), Outcome::PublishCancelled);
+                            self.machine.handle(self.clock.now(), Outcome::PublishCancelled);
                         }
                         self.report_events();
                         info!("relay stopped, in-flight work abandoned");
@@ -126,7 +124,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
     }
 
     fn complete(&mut self, outcome: Outcome) {
-        self.machine.handle(Timestamp::now(), outcome);
+        self.machine.handle(self.clock.now(), outcome);
     }
 }
 

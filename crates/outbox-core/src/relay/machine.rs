@@ -12,17 +12,17 @@ use crate::message::OutboxMessage;
 use crate::options::RelayOptions;
 use crate::publisher::PublishOutcome;
 use crate::store::{RenewOutcome, StoreCapabilities};
-use crate::time::Timestamp;
+use crate::time::{Monotonic, Now, Timestamp};
 
 /// The one serialized operation in flight (renewal alongside a publish is tracked apart).
 #[derive(Debug)]
 enum InFlight {
     Idle,
     Acquiring {
-        started: Timestamp,
+        started: Now,
     },
     Probing {
-        started: Timestamp,
+        started: Monotonic,
     },
     Fetching {
         bucket: i32,
@@ -30,7 +30,7 @@ enum InFlight {
     Publishing {
         bucket: i32,
         batch: Arc<[OutboxMessage]>,
-        started: Timestamp,
+        started: Monotonic,
         lease_lost: bool,
     },
     Marking {
@@ -64,15 +64,15 @@ pub struct RelayMachine {
     /// The serialized store call or publish in flight.
     in_flight: InFlight,
     /// Start time of a renewal in flight.
-    renewing: Option<Timestamp>,
+    renewing: Option<Now>,
     /// A command produced by a handler, handed out by the next `poll_command`.
     queued: Option<Command>,
     consecutive_failures: u32,
-    backoff_until: Option<Timestamp>,
+    backoff_until: Option<Monotonic>,
     /// Without renewal: an acquisition was already tried to make room for a publish.
     reservation_retried: bool,
     /// When the current busy cycle began.
-    cycle_started: Option<Timestamp>,
+    cycle_started: Option<Monotonic>,
     /// An acquisition has succeeded ([`RelayEvent::Joined`] was reported).
     joined: bool,
     /// A publish was abandoned during shutdown: its request may still reach the broker,
@@ -90,18 +90,18 @@ impl RelayMachine {
     pub fn new(
         options: RelayOptions,
         capabilities: StoreCapabilities,
-        now: Timestamp,
+        now: Now,
     ) -> Result<Self, Misconfiguration> {
         if !capabilities.lease_renewal && options.max_publish_duration().is_none() {
             return Err(Misconfiguration::MissingPublishBudget);
         }
         Ok(RelayMachine {
             leases: Leases::new(
-                now,
+                now.mono,
                 options.lease_duration(),
                 options.lease_renew_interval(),
             ),
-            drain: Drain::new(now, options.poll_interval()),
+            drain: Drain::new(now.mono, options.poll_interval()),
             options,
             capabilities,
             in_flight: InFlight::Idle,
@@ -130,14 +130,14 @@ impl RelayMachine {
     }
 
     /// Whether `bucket` is owned with a lease valid at `now`.
-    pub fn owns_valid(&self, bucket: i32, now: Timestamp) -> bool {
+    pub fn owns_valid(&self, bucket: i32, now: Now) -> bool {
         self.leases.is_valid(bucket, now)
     }
 
     /// Whether the relay may act on `bucket` at `now`: it owns the bucket with a valid
     /// lease and no acquisition is in flight (an acquisition may be releasing the bucket
     /// in the store at this very moment; the relay starts nothing while it runs).
-    pub fn may_act_on(&self, bucket: i32, now: Timestamp) -> bool {
+    pub fn may_act_on(&self, bucket: i32, now: Now) -> bool {
         !matches!(self.in_flight, InFlight::Acquiring { .. }) && self.leases.is_valid(bucket, now)
     }
 
@@ -170,10 +170,10 @@ impl RelayMachine {
     }
 
     /// The next command to execute, or `None` until an event or the timeout.
-    pub fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
+    pub fn poll_command(&mut self, now: Now) -> Option<Command> {
         let command = self.next_command(now);
         if command.is_some() {
-            self.cycle_started.get_or_insert(now);
+            self.cycle_started.get_or_insert(now.mono);
         } else if matches!(self.in_flight, InFlight::Idle) && self.renewing.is_none() {
             self.end_cycle(now);
         }
@@ -182,15 +182,15 @@ impl RelayMachine {
 
     /// A cycle is the busy stretch between two idle waits (acquisition, probe, sweeps),
     /// excluding the idle wait and backoff themselves.
-    fn end_cycle(&mut self, now: Timestamp) {
+    fn end_cycle(&mut self, now: Now) {
         if let Some(started) = self.cycle_started.take() {
             self.events.push_back(RelayEvent::CycleCompleted {
-                elapsed: now.saturating_duration_since(started),
+                elapsed: now.mono.saturating_duration_since(started),
             });
         }
     }
 
-    fn next_command(&mut self, now: Timestamp) -> Option<Command> {
+    fn next_command(&mut self, now: Now) -> Option<Command> {
         if matches!(self.life, Life::Stopped | Life::Failed(_)) {
             return None;
         }
@@ -222,17 +222,17 @@ impl RelayMachine {
             return None;
         }
         if let Some(until) = self.backoff_until {
-            if now < until {
+            if now.mono < until {
                 return None;
             }
             self.backoff_until = None;
         }
         loop {
             if self.drain.in_sweep() {
-                if self.reservation_retried && self.leases.acquire_due(now) {
+                if self.reservation_retried && self.leases.acquire_due(now.mono) {
                     return Some(self.start_acquire(now));
                 }
-                if self.capabilities.lease_renewal && self.leases.renew_due(now) {
+                if self.capabilities.lease_renewal && self.leases.renew_due(now.mono) {
                     return Some(self.start_renewal(now));
                 }
                 while let Some(bucket) = self.drain.next_in_sweep() {
@@ -247,14 +247,14 @@ impl RelayMachine {
                 }
             }
             // Between sweeps: rebalancing first, then discovery, then the next sweep.
-            if self.leases.acquire_due(now) {
+            if self.leases.acquire_due(now.mono) {
                 return Some(self.start_acquire(now));
             }
             if !self.leases.owns_any() {
                 return None;
             }
-            if self.drain.discovery_due(now) {
-                self.in_flight = InFlight::Probing { started: now };
+            if self.drain.discovery_due(now.mono) {
+                self.in_flight = InFlight::Probing { started: now.mono };
                 return Some(Command::ProbePending {
                     buckets: self.leases.owned().iter().copied().collect(),
                 });
@@ -268,14 +268,14 @@ impl RelayMachine {
     /// The next instant at which the machine wants [`handle_timeout`](Self::handle_timeout),
     /// if any. Only deadlines that lead to an action in the current state are reported,
     /// so a caller that sleeps until this instant never spins.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
+    pub fn poll_timeout(&self) -> Option<Monotonic> {
         if matches!(self.life, Life::Stopped | Life::Failed(_)) {
             return None;
         }
-        let mut next: Option<Timestamp> = None;
-        let mut consider = |t: Timestamp| next = Some(next.map_or(t, |n| n.min(t)));
+        let mut next: Option<Monotonic> = None;
+        let mut consider = |t: Monotonic| next = Some(next.map_or(t, |n| n.min(t)));
         if self.leases.owns_any() {
-            consider(self.leases.valid_until());
+            consider(self.leases.valid_until_mono());
         }
         if self.is_publishing() {
             if self.capabilities.lease_renewal && self.renewing.is_none() && self.leases.owns_any()
@@ -300,13 +300,13 @@ impl RelayMachine {
     }
 
     /// Time has passed; lease expiry is noticed here even while calls are in flight.
-    pub fn handle_timeout(&mut self, now: Timestamp) {
+    pub fn handle_timeout(&mut self, now: Now) {
         self.check_expiry(now);
     }
 
     /// A commit notification arrived. Hints only ever add work for buckets this relay
     /// validly owns; they never cut a backoff short or touch the discovery deadline.
-    pub fn handle_hint(&mut self, now: Timestamp, hint: Hint) {
+    pub fn handle_hint(&mut self, now: Now, hint: Hint) {
         if self.life != Life::Running {
             return;
         }
@@ -351,7 +351,7 @@ impl RelayMachine {
     /// The result of the command handed out last for its slot (the serialized call, or
     /// a renewal). An outcome the machine did not ask for is a caller bug: it trips a
     /// debug assertion, and release builds ignore it.
-    pub fn handle(&mut self, now: Timestamp, outcome: Outcome) {
+    pub fn handle(&mut self, now: Now, outcome: Outcome) {
         debug_assert!(
             self.awaits(&outcome),
             "the relay machine did not ask for {outcome:?} (in flight: {:?}, renewing: {})",
@@ -387,7 +387,7 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::AcquireLeases`].
-    fn on_acquired(&mut self, now: Timestamp, result: Result<Vec<i32>, StoreError>) {
+    fn on_acquired(&mut self, now: Now, result: Result<Vec<i32>, StoreError>) {
         let InFlight::Acquiring { started } = self.in_flight else {
             return;
         };
@@ -431,7 +431,7 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::ProbePending`].
-    fn on_probed(&mut self, now: Timestamp, result: Result<Vec<i32>, StoreError>) {
+    fn on_probed(&mut self, now: Now, result: Result<Vec<i32>, StoreError>) {
         let InFlight::Probing { started } = self.in_flight else {
             return;
         };
@@ -454,7 +454,7 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::FetchBatch`].
-    fn on_fetched(&mut self, now: Timestamp, result: Result<Vec<OutboxMessage>, StoreError>) {
+    fn on_fetched(&mut self, now: Now, result: Result<Vec<OutboxMessage>, StoreError>) {
         let InFlight::Fetching { bucket } = self.in_flight else {
             return;
         };
@@ -479,14 +479,14 @@ impl RelayMachine {
         self.in_flight = InFlight::Publishing {
             bucket,
             batch: Arc::clone(&batch),
-            started: now,
+            started: now.mono,
             lease_lost: false,
         };
         self.queued = Some(Command::Publish { bucket, batch });
     }
 
     /// Result of [`Command::Publish`].
-    fn on_published(&mut self, now: Timestamp, outcome: PublishOutcome) {
+    fn on_published(&mut self, now: Now, outcome: PublishOutcome) {
         let InFlight::Publishing {
             bucket,
             ref batch,
@@ -498,7 +498,7 @@ impl RelayMachine {
         };
         let batch = Arc::clone(batch);
         self.in_flight = InFlight::Idle;
-        let elapsed = now.saturating_duration_since(started);
+        let elapsed = now.mono.saturating_duration_since(started);
         let acknowledged = outcome.acknowledged.min(batch.len());
         let failed = outcome.error.is_some() || acknowledged < batch.len();
         self.events.push_back(RelayEvent::Published {
@@ -526,7 +526,7 @@ impl RelayMachine {
             // Someone else may own the bucket by now: delete nothing, let the new owner
             // (or our next acquisition) carry on from the rows as they are.
             self.drain.abort_sweep();
-            self.leases.acquire_now(now);
+            self.leases.acquire_now(now.mono);
             if failed {
                 self.back_off(now);
             }
@@ -550,7 +550,7 @@ impl RelayMachine {
     }
 
     /// The caller abandoned an in-flight publish during shutdown. Nothing is deleted.
-    fn on_publish_cancelled(&mut self, _now: Timestamp) {
+    fn on_publish_cancelled(&mut self, _now: Now) {
         let InFlight::Publishing { bucket, .. } = self.in_flight else {
             return;
         };
@@ -561,7 +561,7 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::MarkPublished`].
-    fn on_marked(&mut self, now: Timestamp, result: Result<(), StoreError>) {
+    fn on_marked(&mut self, now: Now, result: Result<(), StoreError>) {
         let InFlight::Marking {
             bucket,
             drained,
@@ -588,7 +588,7 @@ impl RelayMachine {
 
     /// Result of [`Command::ReleaseLeases`]. A failure is reported and otherwise
     /// ignored: the leases run out by themselves.
-    fn on_released(&mut self, _now: Timestamp, result: Result<(), StoreError>) {
+    fn on_released(&mut self, _now: Now, result: Result<(), StoreError>) {
         let InFlight::Releasing { buckets } = self.in_flight else {
             return;
         };
@@ -605,7 +605,7 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::RenewLeases`].
-    fn on_renewed(&mut self, now: Timestamp, result: Result<RenewOutcome, StoreError>) {
+    fn on_renewed(&mut self, now: Now, result: Result<RenewOutcome, StoreError>) {
         let Some(started) = self.renewing.take() else {
             return;
         };
@@ -632,7 +632,7 @@ impl RelayMachine {
                     self.events.push_back(RelayEvent::OwnershipChanged {
                         owned: self.leases.owned().iter().copied().collect(),
                     });
-                    self.leases.acquire_now(now);
+                    self.leases.acquire_now(now.mono);
                 }
                 self.check_expiry(now);
             }
@@ -645,7 +645,7 @@ impl RelayMachine {
                     error,
                 });
                 self.leases
-                    .retry_renewal_after(now, self.options.error_backoff());
+                    .retry_renewal_after(now.mono, self.options.error_backoff());
                 if !self.is_publishing() {
                     self.back_off(now);
                 }
@@ -653,23 +653,25 @@ impl RelayMachine {
         }
     }
 
-    fn renewal_alongside_publish(&mut self, now: Timestamp) -> Option<Command> {
-        if self.capabilities.lease_renewal && self.renewing.is_none() && self.leases.renew_due(now)
+    fn renewal_alongside_publish(&mut self, now: Now) -> Option<Command> {
+        if self.capabilities.lease_renewal
+            && self.renewing.is_none()
+            && self.leases.renew_due(now.mono)
         {
             return Some(self.start_renewal(now));
         }
         None
     }
 
-    fn start_acquire(&mut self, now: Timestamp) -> Command {
+    fn start_acquire(&mut self, now: Now) -> Command {
         self.in_flight = InFlight::Acquiring { started: now };
-        Command::AcquireLeases { now }
+        Command::AcquireLeases { now: now.wall }
     }
 
-    fn start_renewal(&mut self, now: Timestamp) -> Command {
+    fn start_renewal(&mut self, now: Now) -> Command {
         self.renewing = Some(now);
         Command::RenewLeases {
-            now,
+            now: now.wall,
             buckets: self.leases.owned().iter().copied().collect(),
         }
     }
@@ -678,7 +680,7 @@ impl RelayMachine {
     /// budget plus one renew interval. If it does not, acquire once (which extends the
     /// leases) and try again; if even a fresh lease is too short, keep the rows and
     /// report the configuration problem.
-    fn reserve_publish_budget(&mut self, now: Timestamp, bucket: i32) -> bool {
+    fn reserve_publish_budget(&mut self, now: Now, bucket: i32) -> bool {
         let budget = self.options.max_publish_duration().unwrap_or(Duration::MAX);
         let needed = budget.saturating_add(self.options.lease_renew_interval());
         let remaining = self.leases.remaining(now);
@@ -688,7 +690,7 @@ impl RelayMachine {
         }
         if !self.reservation_retried {
             self.reservation_retried = true;
-            self.leases.acquire_now(now);
+            self.leases.acquire_now(now.mono);
             self.drain.revisit_first(bucket);
             return false;
         }
@@ -699,7 +701,7 @@ impl RelayMachine {
         false
     }
 
-    fn check_expiry(&mut self, now: Timestamp) {
+    fn check_expiry(&mut self, now: Now) {
         let dropped = self.leases.expire_if_due(now);
         if dropped == 0 {
             return;
@@ -728,7 +730,7 @@ impl RelayMachine {
             .push_back(RelayEvent::OwnershipChanged { owned: Vec::new() });
     }
 
-    fn store_failed(&mut self, now: Timestamp, operation: &'static str, error: StoreError) {
+    fn store_failed(&mut self, now: Now, operation: &'static str, error: StoreError) {
         if error.is_fatal() {
             return self.fail(fatal_from(error));
         }
@@ -737,11 +739,13 @@ impl RelayMachine {
         self.back_off(now);
     }
 
-    fn back_off(&mut self, now: Timestamp) {
+    fn back_off(&mut self, now: Now) {
         self.end_cycle(now);
         self.consecutive_failures = self.consecutive_failures.saturating_add(1);
         self.reservation_retried = false;
-        let until = now.saturating_add(self.options.backoff_after(self.consecutive_failures));
+        let until = now
+            .mono
+            .saturating_add(self.options.backoff_after(self.consecutive_failures));
         self.backoff_until = Some(until);
         self.drain.abort_sweep();
         self.events.push_back(RelayEvent::BackingOff {

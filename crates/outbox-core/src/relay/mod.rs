@@ -3,7 +3,8 @@
 //! [`RelayMachine`] owns every decision: when to heartbeat and rebalance leases, when
 //! to probe for pending rows, which bucket to fetch next, when to publish, what to
 //! delete, when to renew and how long to back off. It performs no I/O and reads no
-//! clock. The caller (the async [`driver`](crate::driver) or a simulation) executes the
+//! clock: each input carries [`Now`](crate::time::Now), the wall clock for stamps the
+//! store keeps (lease expiry, heartbeats) and a monotonic clock for local deadlines. The caller (the async [`driver`](crate::driver) or a simulation) executes the
 //! [`Command`]s it hands out from [`RelayMachine::poll_command`], reports each one's
 //! [`Outcome`] through [`RelayMachine::handle`] with the current time, sleeps until
 //! [`RelayMachine::poll_timeout`], and reads [`RelayEvent`]s for logs and metrics from
@@ -27,7 +28,7 @@ use crate::error::{Misconfiguration, PublishError, StoreError};
 use crate::message::OutboxMessage;
 use crate::publisher::PublishOutcome;
 use crate::store::RenewOutcome;
-use crate::time::Timestamp;
+use crate::time::{Monotonic, Timestamp};
 
 /// Work the caller must carry out and report back as an [`Outcome`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,8 +196,8 @@ pub enum RelayEvent {
     },
     /// The relay entered error backoff.
     BackingOff {
-        /// Until when.
-        until: Timestamp,
+        /// Until when, on the relay's monotonic clock.
+        until: Monotonic,
         /// Failures in a row.
         consecutive_failures: u32,
     },

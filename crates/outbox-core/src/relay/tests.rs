@@ -11,7 +11,7 @@ use crate::message::OutboxMessage;
 use crate::options::RelayOptions;
 use crate::publisher::PublishOutcome;
 use crate::store::{RenewOutcome, StoreCapabilities};
-use crate::time::Timestamp;
+use crate::time::{Monotonic, Now, Timestamp};
 
 const RENEWING: StoreCapabilities = StoreCapabilities {
     lease_renewal: true,
@@ -49,24 +49,37 @@ fn rows(bucket: i32, ids: std::ops::RangeInclusive<i64>) -> Vec<OutboxMessage> {
     .collect()
 }
 
+/// Both clocks at `ms`: the tests run the wall clock from the epoch and the monotonic
+/// clock from its origin, in step.
+fn at(ms: i64) -> Now {
+    Now::new(
+        Timestamp::from_millis(ms),
+        Monotonic::from_millis(u64::try_from(ms).unwrap()),
+    )
+}
+
+fn millis(instant: Monotonic) -> i64 {
+    i64::try_from(instant.since_origin().as_millis()).unwrap()
+}
+
 /// A machine under test and the instant the test has moved it to.
 struct TestRelay {
     m: RelayMachine,
-    now: Timestamp,
+    now: Now,
 }
 
 impl TestRelay {
     fn new(options: RelayOptions, caps: StoreCapabilities) -> TestRelay {
         TestRelay {
-            m: RelayMachine::new(options, caps, Timestamp::EPOCH).unwrap(),
-            now: Timestamp::EPOCH,
+            m: RelayMachine::new(options, caps, at(0)).unwrap(),
+            now: at(0),
         }
     }
     fn renewing() -> TestRelay {
         TestRelay::new(options().build().unwrap(), RENEWING)
     }
     fn at(&mut self, ms: i64) -> &mut Self {
-        self.now = Timestamp::from_millis(ms);
+        self.now = at(ms);
         self.m.handle_timeout(self.now);
         self
     }
@@ -78,7 +91,10 @@ impl TestRelay {
     }
     /// Acquire `owned`, then answer the probe with `pending`.
     fn start(&mut self, owned: &[i32], pending: &[i32]) {
-        assert_eq!(self.cmd(), Some(Command::AcquireLeases { now: self.now }));
+        assert_eq!(
+            self.cmd(),
+            Some(Command::AcquireLeases { now: self.now.wall })
+        );
         self.m
             .handle(self.now, Outcome::Acquired(Ok(owned.to_vec())));
         if owned.is_empty() {
@@ -114,12 +130,12 @@ impl TestRelay {
     }
     /// Sleeps from deadline to deadline, answering discovery probes with nothing, until
     /// the machine asks for its next acquisition; returns that acquisition's instant.
-    fn idle_until_acquisition(&mut self) -> Timestamp {
+    fn idle_until_acquisition(&mut self) -> Now {
         loop {
             let wake = self.m.poll_timeout().unwrap();
-            self.at(wake.as_millis());
+            self.at(millis(wake));
             match self.cmd() {
-                Some(Command::AcquireLeases { now }) => return now,
+                Some(Command::AcquireLeases { .. }) => return self.now,
                 Some(Command::ProbePending { .. }) => {
                     self.m.handle(self.now, Outcome::Probed(Ok(vec![])))
                 }
@@ -148,7 +164,7 @@ fn a_cycle_acquires_probes_fetches_publishes_and_deletes() {
     assert_eq!(h.cmd(), None, "drained, nothing due");
     assert_eq!(
         h.m.poll_timeout(),
-        Some(Timestamp::from_millis(1_000)),
+        Some(Monotonic::from_millis(1_000)),
         "next discovery at the poll interval"
     );
 }
@@ -174,7 +190,7 @@ fn a_single_bucket_drains_until_rebalancing_is_due() {
     h.drain_batch(3, rows(3, 3..=4));
     h.at(10_000);
     // Renewal interval passed: the next thing after the sweep is an acquisition.
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
+    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
 }
 
 #[test]
@@ -195,7 +211,7 @@ fn lease_validity_is_rechecked_after_the_fetch() {
     h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=1))));
     assert_eq!(
         h.cmd(),
-        Some(Command::AcquireLeases { now: h.now }),
+        Some(Command::AcquireLeases { now: h.now.wall }),
         "no publish without a valid lease"
     );
     assert!(
@@ -208,7 +224,7 @@ fn lease_validity_is_rechecked_after_the_fetch() {
 #[test]
 fn lease_is_measured_from_before_acquisition() {
     let mut h = TestRelay::renewing();
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
+    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
     h.at(5_000); // slow acquisition
     h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
     assert_eq!(h.m.lease_valid_until(), Timestamp::from_millis(30_000));
@@ -230,7 +246,7 @@ fn renewal_runs_alongside_a_publish_and_nothing_else_does() {
     assert_eq!(
         h.cmd(),
         Some(Command::RenewLeases {
-            now: h.now,
+            now: h.now.wall,
             buckets: vec![0, 1]
         })
     );
@@ -251,7 +267,7 @@ fn renewal_runs_alongside_a_publish_and_nothing_else_does() {
     // which still has bucket 1 to visit.
     h.expect_fetch(1);
     h.m.handle(h.now, Outcome::Fetched(Ok(vec![])));
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
+    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
 }
 
 #[test]
@@ -278,7 +294,7 @@ fn a_lease_lost_during_a_publish_deletes_nothing() {
     h.m.handle(h.now, Outcome::Published(PublishOutcome::all(2)));
     assert_eq!(
         h.cmd(),
-        Some(Command::AcquireLeases { now: h.now }),
+        Some(Command::AcquireLeases { now: h.now.wall }),
         "no delete after losing the lease"
     );
     let events = h.events();
@@ -313,7 +329,7 @@ fn a_lease_expiring_during_a_publish_deletes_nothing() {
     h.at(31_000);
     assert_eq!(h.m.owned().count(), 0);
     h.m.handle(h.now, Outcome::Published(PublishOutcome::all(2)));
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
+    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
 }
 
 #[test]
@@ -337,7 +353,7 @@ fn partial_acknowledgement_deletes_the_prefix_then_backs_off() {
     );
     h.m.handle(h.now, Outcome::Marked(Ok(())));
     assert_eq!(h.cmd(), None, "backing off");
-    assert_eq!(h.m.poll_timeout(), Some(Timestamp::from_millis(1_000)));
+    assert_eq!(h.m.poll_timeout(), Some(Monotonic::from_millis(1_000)));
     h.m.handle_hint(h.now, Hint::Bucket(0));
     assert_eq!(h.cmd(), None, "hints do not cut a backoff short");
     h.at(1_000);
@@ -375,7 +391,7 @@ fn store_errors_back_off_exponentially_and_recover() {
         h.now,
         Outcome::Acquired(Err(StoreError::unavailable("down"))),
     );
-    assert_eq!(h.m.poll_timeout(), Some(Timestamp::from_millis(1_000)));
+    assert_eq!(h.m.poll_timeout(), Some(Monotonic::from_millis(1_000)));
     h.at(1_000);
     assert!(matches!(h.cmd(), Some(Command::AcquireLeases { .. })));
     h.m.handle(
@@ -384,7 +400,7 @@ fn store_errors_back_off_exponentially_and_recover() {
     );
     assert_eq!(
         h.m.poll_timeout(),
-        Some(Timestamp::from_millis(3_000)),
+        Some(Monotonic::from_millis(3_000)),
         "second failure waits twice as long"
     );
     h.at(3_000);
@@ -412,7 +428,7 @@ fn a_failed_acquisition_leaves_the_relay_owning_nothing_until_the_next_one() {
             .any(|e| matches!(e, RelayEvent::OwnershipChanged { owned } if owned.is_empty()))
     );
     let retry = h.m.poll_timeout().unwrap();
-    h.at(retry.as_millis());
+    h.at(millis(retry));
     assert!(matches!(h.cmd(), Some(Command::AcquireLeases { .. })));
     h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
     assert!(h.m.may_act_on(0, h.now) && !h.m.may_act_on(1, h.now));
@@ -443,7 +459,7 @@ fn a_relay_without_buckets_only_waits_for_the_next_ownership_refresh() {
     assert_eq!(h.cmd(), None);
     assert_eq!(
         h.m.poll_timeout(),
-        Some(Timestamp::from_millis(10_000)),
+        Some(Monotonic::from_millis(10_000)),
         "no per-second polling timer"
     );
     h.m.handle_hint(h.now, Hint::Unknown);
@@ -456,7 +472,7 @@ fn a_relay_without_buckets_only_waits_for_the_next_ownership_refresh() {
     h.at(10_000);
     assert_eq!(
         h.cmd(),
-        Some(Command::AcquireLeases { now: h.now }),
+        Some(Command::AcquireLeases { now: h.now.wall }),
         "still heartbeating"
     );
 }
@@ -470,7 +486,7 @@ fn a_long_poll_interval_is_capped_by_the_renewal_deadline() {
     let mut h = TestRelay::new(opts, RENEWING);
     h.start(&[0], &[]);
     assert_eq!(h.cmd(), None);
-    assert_eq!(h.m.poll_timeout(), Some(Timestamp::from_millis(10_000)));
+    assert_eq!(h.m.poll_timeout(), Some(Monotonic::from_millis(10_000)));
 }
 
 #[test]
@@ -550,7 +566,7 @@ fn periodic_discovery_keeps_its_deadline_under_a_stream_of_hints() {
         h.m.handle_hint(h.now, Hint::Bucket(0));
         match h.cmd() {
             Some(Command::ProbePending { .. }) => {
-                probed_at = Some(h.now.as_millis());
+                probed_at = Some(h.now.wall.as_millis());
                 break;
             }
             Some(Command::FetchBatch { bucket: 0, .. }) => {
@@ -568,8 +584,7 @@ fn periodic_discovery_keeps_its_deadline_under_a_stream_of_hints() {
 
 #[test]
 fn without_renewal_a_publish_budget_is_required() {
-    let err =
-        RelayMachine::new(options().build().unwrap(), NO_RENEWAL, Timestamp::EPOCH).unwrap_err();
+    let err = RelayMachine::new(options().build().unwrap(), NO_RENEWAL, at(0)).unwrap_err();
     assert_eq!(err, Misconfiguration::MissingPublishBudget);
 }
 
@@ -586,7 +601,7 @@ fn without_renewal_the_budget_is_reserved_by_acquiring_first() {
     h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=1))));
     assert_eq!(
         h.cmd(),
-        Some(Command::AcquireLeases { now: h.now }),
+        Some(Command::AcquireLeases { now: h.now.wall }),
         "renew first"
     );
     h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
@@ -616,7 +631,12 @@ fn without_renewal_a_lease_too_short_keeps_the_rows() {
     h.expect_fetch(0);
     h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=1))));
     let acquire_at = h.now;
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: acquire_at }));
+    assert_eq!(
+        h.cmd(),
+        Some(Command::AcquireLeases {
+            now: acquire_at.wall
+        })
+    );
     h.at(2_000);
     h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
     h.expect_fetch(0);
@@ -837,7 +857,7 @@ fn unexpected_results_trip_a_debug_assertion_and_are_otherwise_ignored() {
             "debug builds assert, release builds ignore"
         );
     }
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
+    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
     assert!(
         h.m.awaits(&Outcome::Acquired(Ok(vec![]))),
         "and it awaits what it asked for"
@@ -902,7 +922,7 @@ fn readiness_and_every_ownership_change_are_events() {
             .any(|e| matches!(e, RelayEvent::OwnershipChanged { owned } if owned == &[3]))
     );
     // Renewals never answer: the lease runs out by the local clock.
-    h.at(now.as_millis() + 30_000);
+    h.at(now.wall.as_millis() + 30_000);
     while let Some(command) = h.cmd() {
         assert!(
             !matches!(

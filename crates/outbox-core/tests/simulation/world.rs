@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use outbox_core::testing::{MemoryStore, MemoryTransaction};
 use outbox_core::{
-    Command, EnqueueConfig, Hint, LeaseRequest, Misconfiguration, OutboxMessage, OutboxStore,
-    Outcome, PublishError, PublishOutcome, RelayEvent, RelayMachine, RelayOptions,
+    Command, EnqueueConfig, Hint, LeaseRequest, Misconfiguration, Monotonic, Now, OutboxMessage,
+    OutboxStore, Outcome, PublishError, PublishOutcome, RelayEvent, RelayMachine, RelayOptions,
     StoreCapabilities, StoreError, Timestamp, Uuid,
 };
 
@@ -195,6 +195,8 @@ struct RelaySim {
     /// The last publish's batch and how much of it was reported acknowledged.
     last_ack: Option<(Arc<[OutboxMessage]>, usize)>,
     owned_before: BTreeSet<i32>,
+    /// When the current process started: the origin of its monotonic clock.
+    mono_origin: u64,
 }
 
 struct Record {
@@ -288,6 +290,7 @@ pub fn run(seed: u64, verbose: bool) -> Result<Stats, String> {
             restart_pending: false,
             last_ack: None,
             owned_before: BTreeSet::new(),
+            mono_origin: 0,
         });
         let start = world.rng.range(0, 2_000);
         world.push(start, Happening::Restart { relay: r });
@@ -325,8 +328,14 @@ impl World {
         self.now < self.sc.write_ms
     }
 
-    fn local(&self, relay: usize) -> Timestamp {
-        Timestamp::from_millis(EPOCH_MS + self.now as i64 + self.relays[relay].skew)
+    /// Relay `relay`'s clocks: its wall clock is skewed; its monotonic clock counts from
+    /// the start of its current process.
+    fn local(&self, relay: usize) -> Now {
+        let rs = &self.relays[relay];
+        Now::new(
+            Timestamp::from_millis(EPOCH_MS + self.now as i64 + rs.skew),
+            Monotonic::from_millis(self.now - rs.mono_origin),
+        )
     }
 
     fn options(&self, relay: usize) -> RelayOptions {
@@ -470,6 +479,7 @@ impl World {
                 rs.wake_at = None;
                 rs.last_ack = None;
                 rs.owned_before.clear();
+                rs.mono_origin = self.now;
                 let options = self.options(relay);
                 let caps = StoreCapabilities {
                     lease_renewal: self.sc.renewal,
@@ -591,8 +601,12 @@ impl World {
             .as_ref()
             .and_then(RelayMachine::poll_timeout);
         if let Some(deadline) = deadline {
-            let true_ms = deadline.as_millis() - EPOCH_MS - self.relays[relay].skew;
-            let at = u64::try_from(true_ms).unwrap_or(0).max(self.now + 1);
+            let since_start =
+                u64::try_from(deadline.since_origin().as_millis()).unwrap_or(u64::MAX);
+            let at = self.relays[relay]
+                .mono_origin
+                .saturating_add(since_start)
+                .max(self.now + 1);
             let rs = &mut self.relays[relay];
             if rs.wake_at.is_none_or(|w| at < w || w <= self.now) {
                 rs.wake_at = Some(at);
