@@ -70,6 +70,7 @@ impl Relay {
                 Arc::clone(&metrics),
                 Arc::clone(&owns_bucket_zero),
                 machine.options().clone(),
+                clock,
             );
             runtime.spawn(task.instrument(span.clone()))
         });

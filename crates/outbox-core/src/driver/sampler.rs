@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use tracing::warn;
 
+use super::clock::Clock;
 use crate::metrics::{BacklogSampler, RelayMetrics};
 use crate::options::RelayOptions;
 use crate::store::OutboxStore;
-use crate::time::Timestamp;
 
 /// The backlog sampler: its own task, at most one query in flight, each with a deadline,
 /// the next one an interval after the previous completed. The age gauge is refreshed every
@@ -20,19 +20,21 @@ pub(super) async fn sample_backlog<S: OutboxStore>(
     metrics: Arc<RelayMetrics>,
     owns_bucket_zero: Arc<AtomicBool>,
     options: RelayOptions,
+    clock: Clock,
 ) {
     let mut sampler = BacklogSampler::new(
-        Timestamp::now(),
+        clock.now().mono,
         options.metrics_collection_interval(),
         options.metrics_collection_timeout(),
         options.collect_metrics_on_bucket_zero_owner_only(),
         store.capabilities().backlog_metrics,
     );
     loop {
-        let now = Timestamp::now();
-        match sampler.poll_sample(now, owns_bucket_zero.load(Ordering::Acquire)) {
+        // Sample deadlines are local (monotonic); the age gauge compares stored wall stamps.
+        let now = clock.now();
+        match sampler.poll_sample(now.mono, owns_bucket_zero.load(Ordering::Acquire)) {
             Ok(Some(deadline)) => {
-                let budget = deadline.saturating_duration_since(now);
+                let budget = deadline.saturating_duration_since(now.mono);
                 let sample = match tokio::time::timeout(budget, store.pending_metrics()).await {
                     Ok(Ok(sample)) => sample,
                     Ok(Err(error)) => {
@@ -47,17 +49,20 @@ pub(super) async fn sample_backlog<S: OutboxStore>(
                         None
                     }
                 };
-                let done = Timestamp::now();
-                let snapshot =
-                    sampler.handle_sample(done, sample, owns_bucket_zero.load(Ordering::Acquire));
-                metrics.set_backlog(snapshot, done);
+                let done = clock.now();
+                let snapshot = sampler.handle_sample(
+                    done.mono,
+                    sample,
+                    owns_bucket_zero.load(Ordering::Acquire),
+                );
+                metrics.set_backlog(snapshot, done.wall);
                 continue;
             }
-            Ok(None) => metrics.refresh_age(now),
-            Err(snapshot) => metrics.set_backlog(snapshot, now),
+            Ok(None) => metrics.refresh_age(now.wall),
+            Err(snapshot) => metrics.set_backlog(snapshot, now.wall),
         }
         let next = sampler.poll_timeout().map_or(Duration::from_secs(1), |at| {
-            at.saturating_duration_since(now)
+            at.saturating_duration_since(now.mono)
         });
         tokio::time::sleep(next.min(Duration::from_secs(1))).await;
     }
