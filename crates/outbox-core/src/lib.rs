@@ -26,8 +26,9 @@
 //! # The relay state machine
 //!
 //! [`RelayMachine`] decides, the driver (or a simulation) does. Time is always an
-//! argument; the machine never reads a clock, sleeps or touches I/O, so every rule is
-//! unit-tested with explicit instants and the whole relay is simulated deterministically.
+//! argument ([`Now`]: the wall clock for the stamps stores keep, a monotonic clock for
+//! local deadlines); the machine never reads a clock, sleeps or touches I/O, so every rule
+//! is unit-tested with explicit instants and the whole relay is simulated deterministically.
 //!
 //! **State.** *Leases*: the owned buckets, one expiry for all of them (start of the
 //! granting call + lease duration), the rebalance deadline and the renewal deadline.
@@ -36,8 +37,13 @@
 //! publish, plus at most one renewal beside a publish. *Backoff*: consecutive failures and
 //! the instant the backoff ends. *Life*: running, stopping, stopped or failed.
 //!
-//! **Events in** (`handle_*`, each with the current time): results of the commands below,
-//! a timeout, a commit [`Hint`] (one bucket, or unknown), and shutdown.
+//! **Events in**, each with the current time: the [`Outcome`] of each command below
+//! ([`RelayMachine::handle`]), a timeout, a commit [`Hint`] (one bucket, or unknown), and
+//! shutdown.
+//!
+//! **Events out** ([`RelayMachine::poll_event`]): besides logs and metrics, they carry
+//! everything the driver must follow (readiness after the first acquisition, every change
+//! of the owned set), so the driver makes no decision of its own.
 //!
 //! **Commands out** ([`RelayMachine::poll_command`]), in priority order when idle:
 //! 1. `AcquireLeases` when the rebalance deadline passed (every `lease_renew_interval`):
@@ -57,7 +63,8 @@
 //!    releases nothing (the abandoned request may still reach the broker).
 //!
 //! [`RelayMachine::poll_timeout`] names the next deadline that would lead to an action
-//! (lease expiry, renewal, rebalance, discovery, end of backoff), so an idle relay that
+//! on the monotonic clock (lease expiry, renewal, rebalance, discovery, end of backoff),
+//! so an idle relay that
 //! owns no bucket wakes only for its next heartbeat.
 //!
 //! **Rules that keep rows safe.** Lease validity is checked after the probe, after the
@@ -127,7 +134,7 @@ pub use message::{OutboxMessage, StoreRef};
 pub use notifier::{CommitNotifier, NoopNotifier};
 pub use options::{OptionsError, RelayOptions, RelayOptionsBuilder};
 pub use publisher::{PublishOutcome, Publisher};
-pub use relay::{Command, Hint, RelayEvent, RelayMachine};
+pub use relay::{Command, Hint, Outcome, RelayEvent, RelayMachine};
 pub use store::{LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities};
-pub use time::Timestamp;
+pub use time::{Monotonic, Now, Timestamp};
 pub use uuid::Uuid;

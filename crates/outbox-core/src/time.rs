@@ -1,4 +1,6 @@
-//! Wall-clock instants as plain integers.
+//! Time as plain values: wall-clock [`Timestamp`]s for what is stored and compared across
+//! hosts (lease expiry, heartbeats), [`Monotonic`] instants for local deadlines (poll,
+//! backoff, renewal and discovery timers), and [`Now`], both readings at one instant.
 //!
 //! Every decision in this crate takes time as an input rather than reading a clock, so
 //! instants are a small `Copy` value: milliseconds since the Unix epoch, UTC. The same
@@ -69,6 +71,73 @@ impl Timestamp {
     pub fn saturating_duration_since(self, earlier: Timestamp) -> Duration {
         let diff = self.0.saturating_sub(earlier.0);
         Duration::from_millis(u64::try_from(diff).unwrap_or(0))
+    }
+}
+
+/// An instant on a local monotonic clock: the time since an origin the caller fixes (the
+/// driver's start). It never steps with the wall clock, so local deadlines measured on it
+/// hold even when the system time is adjusted, and a driver can run it on tokio's paused
+/// clock. Never stored nor compared across hosts or processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Monotonic(Duration);
+
+impl Monotonic {
+    /// The origin.
+    pub const ZERO: Monotonic = Monotonic(Duration::ZERO);
+
+    /// The instant `since_origin` after the origin.
+    pub const fn from_duration(since_origin: Duration) -> Self {
+        Monotonic(since_origin)
+    }
+
+    /// The instant `millis` milliseconds after the origin.
+    pub const fn from_millis(millis: u64) -> Self {
+        Monotonic(Duration::from_millis(millis))
+    }
+
+    /// Time since the origin.
+    pub const fn since_origin(self) -> Duration {
+        self.0
+    }
+
+    /// `self + duration`, saturating at the representable maximum.
+    pub fn saturating_add(self, duration: Duration) -> Self {
+        Monotonic(self.0.saturating_add(duration))
+    }
+
+    /// Time from `earlier` to `self`, or zero when `earlier` is later.
+    pub fn saturating_duration_since(self, earlier: Monotonic) -> Duration {
+        self.0.saturating_sub(earlier.0)
+    }
+}
+
+impl fmt::Display for Monotonic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "+{}ms", self.0.as_millis())
+    }
+}
+
+/// One instant read on both clocks: what the relay machine takes as "now".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    /// The wall clock, for stamps that are stored (lease expiry, heartbeats).
+    pub wall: Timestamp,
+    /// The monotonic clock, for local deadlines.
+    pub mono: Monotonic,
+}
+
+impl Now {
+    /// Both readings at one instant.
+    pub const fn new(wall: Timestamp, mono: Monotonic) -> Self {
+        Now { wall, mono }
+    }
+
+    /// Both clocks `duration` later.
+    pub fn saturating_add(self, duration: Duration) -> Self {
+        Now {
+            wall: self.wall.saturating_add(duration),
+            mono: self.mono.saturating_add(duration),
+        }
     }
 }
 

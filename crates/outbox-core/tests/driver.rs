@@ -37,7 +37,7 @@ fn message(bucket: i32) -> OutboxMessage {
     row(bucket, 0)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn publishes_and_deletes_existing_rows_at_start() {
     let store = MemoryStore::new();
     let publisher = MemoryPublisher::new();
@@ -51,7 +51,7 @@ async fn publishes_and_deletes_existing_rows_at_start() {
     relay.stop(Duration::from_secs(5)).await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_commit_notification_wakes_the_idle_relay_before_its_poll() {
     let store = MemoryStore::new();
     let publisher = MemoryPublisher::new();
@@ -76,7 +76,7 @@ async fn a_commit_notification_wakes_the_idle_relay_before_its_poll() {
     relay.stop(Duration::from_secs(5)).await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_misconfigured_writer_stops_the_relay_with_a_fatal_error() {
     let store = MemoryStore::new();
     store.enqueue(message(12)); // bucket 12 with 8 buckets configured
@@ -94,7 +94,7 @@ async fn a_misconfigured_writer_stops_the_relay_with_a_fatal_error() {
     assert_eq!(store.pending_count(), 1, "nothing was dropped");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_store_without_renewal_needs_a_publish_budget_at_start() {
     let store = MemoryStore::new().with_capabilities(StoreCapabilities {
         lease_renewal: false,
@@ -116,7 +116,7 @@ fn spawning_outside_a_runtime_is_an_error_not_a_panic() {
     assert!(matches!(result, Err(RelayError::NoRuntime)));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn dropping_the_handle_keeps_the_relay_running() {
     let store = MemoryStore::new();
     let relay = Relay::spawn(store.clone(), MemoryPublisher::new(), options()).unwrap();
@@ -149,7 +149,7 @@ impl outbox_core::Publisher for SlowPublisher {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn graceful_stop_lets_the_in_flight_publish_finish_and_deletes_its_rows() {
     let store = MemoryStore::new();
     let inner = MemoryPublisher::new();
@@ -176,7 +176,7 @@ async fn graceful_stop_lets_the_in_flight_publish_finish_and_deletes_its_rows() 
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn an_abandoned_publish_deletes_nothing() {
     let store = MemoryStore::new();
     let inner = MemoryPublisher::new();
@@ -206,7 +206,7 @@ async fn an_abandoned_publish_deletes_nothing() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_graceful_stop_hands_the_buckets_to_the_survivor_at_once() {
     // Leases of a minute, rebalancing every 200 ms: a takeover within seconds can only
     // come from the release, not from expiry.
@@ -254,7 +254,7 @@ async fn a_graceful_stop_hands_the_buckets_to_the_survivor_at_once() {
     b.stop(Duration::from_secs(5)).await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn two_outboxes_in_one_process_are_independent() {
     let (store_a, store_b) = (MemoryStore::new(), MemoryStore::new());
     let (pub_a, pub_b) = (MemoryPublisher::new(), MemoryPublisher::new());
@@ -275,7 +275,7 @@ async fn two_outboxes_in_one_process_are_independent() {
     b.stop(Duration::from_secs(5)).await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn ready_after_the_first_acquisition_only() {
     let store = MemoryStore::new();
     store.set_fault_hook(Box::new(|_| {

@@ -4,11 +4,12 @@
 //! one *completed* (a slow query never causes a burst of catch-up queries); each sample
 //! has a deadline. In bucket-zero mode only the relay holding a valid bucket-zero lease
 //! samples, and a sample that completes after that lease was lost is thrown away.
+//! Its deadlines are local: they run on the monotonic clock.
 
 use std::time::Duration;
 
 use crate::store::PendingMetrics;
-use crate::time::Timestamp;
+use crate::time::Monotonic;
 
 /// What the gauges should show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,13 +30,13 @@ pub struct BacklogSampler {
     bucket_zero_only: bool,
     supported: bool,
     in_flight: bool,
-    next_at: Timestamp,
+    next_at: Monotonic,
 }
 
 impl BacklogSampler {
     /// A sampler whose first sample is due at `now`.
     pub fn new(
-        now: Timestamp,
+        now: Monotonic,
         interval: Duration,
         timeout: Duration,
         bucket_zero_only: bool,
@@ -56,9 +57,9 @@ impl BacklogSampler {
     /// becomes unavailable and the next check is one interval later.
     pub fn poll_sample(
         &mut self,
-        now: Timestamp,
+        now: Monotonic,
         owns_bucket_zero: bool,
-    ) -> Result<Option<Timestamp>, BacklogSnapshot> {
+    ) -> Result<Option<Monotonic>, BacklogSnapshot> {
         if !self.supported || self.in_flight || now < self.next_at {
             return Ok(None);
         }
@@ -73,7 +74,7 @@ impl BacklogSampler {
     /// A sample finished (`None` for a failure or timeout). Returns the new snapshot.
     pub fn handle_sample(
         &mut self,
-        now: Timestamp,
+        now: Monotonic,
         sample: Option<PendingMetrics>,
         owns_bucket_zero: bool,
     ) -> BacklogSnapshot {
@@ -87,7 +88,7 @@ impl BacklogSampler {
     }
 
     /// When the next sample is due, if none is in flight.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
+    pub fn poll_timeout(&self) -> Option<Monotonic> {
         (self.supported && !self.in_flight).then_some(self.next_at)
     }
 }
@@ -96,8 +97,8 @@ impl BacklogSampler {
 mod tests {
     use super::*;
 
-    fn t(ms: i64) -> Timestamp {
-        Timestamp::from_millis(ms)
+    fn t(ms: u64) -> Monotonic {
+        Monotonic::from_millis(ms)
     }
 
     fn sample(count: u64) -> Option<PendingMetrics> {

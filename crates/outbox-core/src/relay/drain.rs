@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
-use crate::time::Timestamp;
+use crate::time::Monotonic;
 
 #[derive(Debug)]
 pub(crate) struct Drain {
@@ -24,12 +24,12 @@ pub(crate) struct Drain {
     hinted_since_fetch: BTreeSet<i32>,
     /// An unknown-bucket hint or an ownership change asks for a probe now.
     discovery_forced: bool,
-    next_discovery_at: Timestamp,
+    next_discovery_at: Monotonic,
     poll_interval: Duration,
 }
 
 impl Drain {
-    pub fn new(now: Timestamp, poll_interval: Duration) -> Self {
+    pub fn new(now: Monotonic, poll_interval: Duration) -> Self {
         Drain {
             ready: BTreeSet::new(),
             sweep: VecDeque::new(),
@@ -73,23 +73,23 @@ impl Drain {
         self.discovery_forced = true;
     }
 
-    pub fn discovery_due(&self, now: Timestamp) -> bool {
+    pub fn discovery_due(&self, now: Monotonic) -> bool {
         self.discovery_forced || now >= self.next_discovery_at
     }
 
-    pub fn next_discovery_at(&self) -> Timestamp {
+    pub fn next_discovery_at(&self) -> Monotonic {
         self.next_discovery_at
     }
 
     /// Applies a probe that started at `started`.
-    pub fn on_discovered(&mut self, started: Timestamp, buckets: impl IntoIterator<Item = i32>) {
+    pub fn on_discovered(&mut self, started: Monotonic, buckets: impl IntoIterator<Item = i32>) {
         self.ready.extend(buckets);
         self.discovery_forced = false;
         self.next_discovery_at = started.saturating_add(self.poll_interval);
     }
 
     /// A probe failed: try again after the backoff rather than at once.
-    pub fn on_discovery_failed(&mut self, started: Timestamp) {
+    pub fn on_discovery_failed(&mut self, started: Monotonic) {
         self.next_discovery_at = started.saturating_add(self.poll_interval);
     }
 
@@ -134,8 +134,8 @@ impl Drain {
 mod tests {
     use super::*;
 
-    fn t(ms: i64) -> Timestamp {
-        Timestamp::from_millis(ms)
+    fn t(ms: u64) -> Monotonic {
+        Monotonic::from_millis(ms)
     }
 
     #[test]

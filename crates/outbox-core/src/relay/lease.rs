@@ -3,23 +3,30 @@
 //! Validity is computed from the time a lease call *started*, not when it returned:
 //! the store wrote `started + lease_duration` as the expiry, and anything later would
 //! let this relay believe in a lease the store already considers expired.
+//!
+//! A lease is valid while both clocks agree: the stored expiry by the wall clock (what
+//! the other relays compare against), and the lease duration measured on the monotonic
+//! clock from the start of the call (so a wall clock stepped back never stretches it).
+//! The acquisition and renewal timers are local deadlines, on the monotonic clock only.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::store::RenewOutcome;
-use crate::time::Timestamp;
+use crate::time::{Monotonic, Now, Timestamp};
 
 #[derive(Debug)]
 pub(crate) struct Leases {
     owned: BTreeSet<i32>,
-    /// Every owned lease is valid strictly before this instant.
+    /// Every owned lease is valid strictly before this wall instant (the stored expiry)...
     valid_until: Timestamp,
+    /// ...and strictly before this monotonic one.
+    valid_until_mono: Monotonic,
     /// Next acquisition: heartbeat, rebalancing and lease extension in one call. Only
     /// acquisitions move it, so renewals during slow publishes never postpone rebalancing.
-    next_acquire_at: Timestamp,
+    next_acquire_at: Monotonic,
     /// Next renewal, for stores that can renew while a publish is in flight.
-    next_renew_at: Timestamp,
+    next_renew_at: Monotonic,
     lease_duration: Duration,
     renew_interval: Duration,
 }
@@ -32,10 +39,11 @@ pub(crate) struct OwnershipChange {
 }
 
 impl Leases {
-    pub fn new(now: Timestamp, lease_duration: Duration, renew_interval: Duration) -> Self {
+    pub fn new(now: Monotonic, lease_duration: Duration, renew_interval: Duration) -> Self {
         Leases {
             owned: BTreeSet::new(),
             valid_until: Timestamp::EPOCH,
+            valid_until_mono: Monotonic::ZERO,
             next_acquire_at: now,
             next_renew_at: now,
             lease_duration,
@@ -55,63 +63,79 @@ impl Leases {
         self.valid_until
     }
 
-    /// Whether `bucket` is ours and its lease has not run out by our clock.
-    pub fn is_valid(&self, bucket: i32, now: Timestamp) -> bool {
-        self.owned.contains(&bucket) && now < self.valid_until
+    /// When the leases run out by the monotonic clock (for the wake-up deadline).
+    pub fn valid_until_mono(&self) -> Monotonic {
+        self.valid_until_mono
+    }
+
+    fn unexpired(&self, now: Now) -> bool {
+        now.wall < self.valid_until && now.mono < self.valid_until_mono
+    }
+
+    /// Whether `bucket` is ours and its lease has not run out by our clocks.
+    pub fn is_valid(&self, bucket: i32, now: Now) -> bool {
+        self.owned.contains(&bucket) && self.unexpired(now)
     }
 
     /// Time left on the leases, zero when none or expired.
-    pub fn remaining(&self, now: Timestamp) -> Duration {
+    pub fn remaining(&self, now: Now) -> Duration {
         if self.owned.is_empty() {
             Duration::ZERO
         } else {
-            self.valid_until.saturating_duration_since(now)
+            self.valid_until
+                .saturating_duration_since(now.wall)
+                .min(self.valid_until_mono.saturating_duration_since(now.mono))
         }
     }
 
-    pub fn acquire_due(&self, now: Timestamp) -> bool {
+    pub fn acquire_due(&self, now: Monotonic) -> bool {
         now >= self.next_acquire_at
     }
 
-    pub fn next_acquire_at(&self) -> Timestamp {
+    pub fn next_acquire_at(&self) -> Monotonic {
         self.next_acquire_at
     }
 
-    pub fn renew_due(&self, now: Timestamp) -> bool {
+    pub fn renew_due(&self, now: Monotonic) -> bool {
         self.owns_any() && now >= self.next_renew_at
     }
 
-    pub fn next_renew_at(&self) -> Timestamp {
+    pub fn next_renew_at(&self) -> Monotonic {
         self.next_renew_at
     }
 
     /// Forces an acquisition at the next opportunity (lease lost, reservation short).
-    pub fn acquire_now(&mut self, now: Timestamp) {
+    pub fn acquire_now(&mut self, now: Monotonic) {
         self.next_acquire_at = self.next_acquire_at.min(now);
     }
 
     /// Retries a failed renewal after `delay`, without touching the acquisition deadline.
-    pub fn retry_renewal_after(&mut self, now: Timestamp, delay: Duration) {
+    pub fn retry_renewal_after(&mut self, now: Monotonic, delay: Duration) {
         self.next_renew_at = now.saturating_add(delay);
+    }
+
+    fn extend_from(&mut self, started: Now) {
+        self.valid_until = started.wall.saturating_add(self.lease_duration);
+        self.valid_until_mono = started.mono.saturating_add(self.lease_duration);
     }
 
     pub fn on_acquired(
         &mut self,
-        started: Timestamp,
+        started: Now,
         buckets: impl IntoIterator<Item = i32>,
     ) -> OwnershipChange {
         let new: BTreeSet<i32> = buckets.into_iter().collect();
         let gained = new.difference(&self.owned).next().is_some();
         let changed = new != self.owned;
         self.owned = new;
-        self.valid_until = started.saturating_add(self.lease_duration);
-        self.next_acquire_at = started.saturating_add(self.renew_interval);
+        self.extend_from(started);
+        self.next_acquire_at = started.mono.saturating_add(self.renew_interval);
         self.next_renew_at = self.next_acquire_at;
         OwnershipChange { gained, changed }
     }
 
     /// Applies a renewal that started at `started`. Returns the buckets it lost.
-    pub fn on_renewed(&mut self, started: Timestamp, outcome: &RenewOutcome) -> Vec<i32> {
+    pub fn on_renewed(&mut self, started: Now, outcome: &RenewOutcome) -> Vec<i32> {
         let lost: Vec<i32> = outcome
             .lost
             .iter()
@@ -126,21 +150,21 @@ impl Leases {
             self.owned.remove(bucket);
         }
         if !self.owned.is_empty() {
-            self.valid_until = started.saturating_add(self.lease_duration);
+            self.extend_from(started);
         }
-        self.next_renew_at = started.saturating_add(self.renew_interval);
+        self.next_renew_at = started.mono.saturating_add(self.renew_interval);
         lost.into_iter().chain(unaccounted).collect()
     }
 
     /// Drops every lease if they have run out. Returns how many buckets were dropped
     /// (zero when nothing expired).
-    pub fn expire_if_due(&mut self, now: Timestamp) -> usize {
-        if self.owned.is_empty() || now < self.valid_until {
+    pub fn expire_if_due(&mut self, now: Now) -> usize {
+        if self.owned.is_empty() || self.unexpired(now) {
             return 0;
         }
         let dropped = self.owned.len();
         self.owned.clear();
-        self.next_acquire_at = self.next_acquire_at.min(now);
+        self.next_acquire_at = self.next_acquire_at.min(now.mono);
         dropped
     }
 
@@ -154,13 +178,18 @@ impl Leases {
 mod tests {
     use super::*;
 
-    fn t(ms: i64) -> Timestamp {
-        Timestamp::from_millis(ms)
+    /// Both clocks at `ms` (the wall clock's epoch is the monotonic origin here).
+    fn t(ms: i64) -> Now {
+        Now::new(Timestamp::from_millis(ms), m(ms))
+    }
+
+    fn m(ms: i64) -> Monotonic {
+        Monotonic::from_millis(u64::try_from(ms).unwrap())
     }
 
     fn leases() -> Leases {
         Leases::new(
-            t(0),
+            m(0),
             Duration::from_millis(30_000),
             Duration::from_millis(10_000),
         )
@@ -176,7 +205,7 @@ mod tests {
             "expiry is start + lease, exclusive"
         );
         assert!(!l.is_valid(3, t(2_000)), "not owned");
-        assert_eq!(l.next_acquire_at(), t(11_000));
+        assert_eq!(l.next_acquire_at(), m(11_000));
     }
 
     #[test]
@@ -192,13 +221,13 @@ mod tests {
         );
         assert_eq!(lost, vec![1]);
         assert_eq!(l.owned().iter().copied().collect::<Vec<_>>(), vec![0, 2]);
-        assert_eq!(l.valid_until(), t(40_000));
+        assert_eq!(l.valid_until(), Timestamp::from_millis(40_000));
         assert_eq!(
             l.next_acquire_at(),
-            t(10_000),
+            m(10_000),
             "rebalancing keeps its own deadline"
         );
-        assert_eq!(l.next_renew_at(), t(20_000));
+        assert_eq!(l.next_renew_at(), m(20_000));
     }
 
     #[test]
@@ -227,7 +256,28 @@ mod tests {
             0,
             "an empty set does not expire again"
         );
-        assert!(l.acquire_due(t(30_000)));
+        assert!(l.acquire_due(m(30_000)));
+    }
+
+    #[test]
+    fn a_lease_runs_out_by_whichever_clock_says_so_first() {
+        let mut l = leases();
+        l.on_acquired(t(0), [1]);
+        let wall_stepped_back = Now::new(Timestamp::from_millis(10_000), m(30_000));
+        assert!(
+            !l.is_valid(1, wall_stepped_back),
+            "the monotonic clock bounds a lease the wall clock would stretch"
+        );
+        let wall_stepped_ahead = Now::new(Timestamp::from_millis(30_000), m(10_000));
+        assert!(
+            !l.is_valid(1, wall_stepped_ahead),
+            "the stored expiry by the wall clock is what the other relays see"
+        );
+        assert_eq!(
+            l.remaining(Now::new(Timestamp::from_millis(5_000), m(20_000))),
+            Duration::from_secs(10)
+        );
+        assert_eq!(l.expire_if_due(wall_stepped_back), 1);
     }
 
     #[test]

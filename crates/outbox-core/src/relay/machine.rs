@@ -6,23 +6,23 @@ use std::time::Duration;
 
 use super::drain::Drain;
 use super::lease::Leases;
-use super::{Command, Hint, RelayEvent};
+use super::{Command, Hint, Outcome, RelayEvent};
 use crate::error::{Misconfiguration, StoreError};
 use crate::message::OutboxMessage;
 use crate::options::RelayOptions;
 use crate::publisher::PublishOutcome;
 use crate::store::{RenewOutcome, StoreCapabilities};
-use crate::time::Timestamp;
+use crate::time::{Monotonic, Now, Timestamp};
 
 /// The one serialized operation in flight (renewal alongside a publish is tracked apart).
 #[derive(Debug)]
-enum Main {
+enum InFlight {
     Idle,
     Acquiring {
-        started: Timestamp,
+        started: Now,
     },
     Probing {
-        started: Timestamp,
+        started: Monotonic,
     },
     Fetching {
         bucket: i32,
@@ -30,7 +30,7 @@ enum Main {
     Publishing {
         bucket: i32,
         batch: Arc<[OutboxMessage]>,
-        started: Timestamp,
+        started: Monotonic,
         lease_lost: bool,
     },
     Marking {
@@ -38,7 +38,10 @@ enum Main {
         drained: bool,
         failed: bool,
     },
-    Releasing,
+    /// The release is in flight; `buckets` were owned when it was issued.
+    Releasing {
+        buckets: usize,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,17 +61,20 @@ pub struct RelayMachine {
     capabilities: StoreCapabilities,
     leases: Leases,
     drain: Drain,
-    main: Main,
+    /// The serialized store call or publish in flight.
+    in_flight: InFlight,
     /// Start time of a renewal in flight.
-    renewing: Option<Timestamp>,
+    renewing: Option<Now>,
     /// A command produced by a handler, handed out by the next `poll_command`.
     queued: Option<Command>,
     consecutive_failures: u32,
-    backoff_until: Option<Timestamp>,
+    backoff_until: Option<Monotonic>,
     /// Without renewal: an acquisition was already tried to make room for a publish.
     reservation_retried: bool,
     /// When the current busy cycle began.
-    cycle_started: Option<Timestamp>,
+    cycle_started: Option<Monotonic>,
+    /// An acquisition has succeeded ([`RelayEvent::Joined`] was reported).
+    joined: bool,
     /// A publish was abandoned during shutdown: its request may still reach the broker,
     /// so the leases are left to run out instead of being handed back.
     abandoned: bool,
@@ -84,27 +90,28 @@ impl RelayMachine {
     pub fn new(
         options: RelayOptions,
         capabilities: StoreCapabilities,
-        now: Timestamp,
+        now: Now,
     ) -> Result<Self, Misconfiguration> {
         if !capabilities.lease_renewal && options.max_publish_duration().is_none() {
             return Err(Misconfiguration::MissingPublishBudget);
         }
         Ok(RelayMachine {
             leases: Leases::new(
-                now,
+                now.mono,
                 options.lease_duration(),
                 options.lease_renew_interval(),
             ),
-            drain: Drain::new(now, options.poll_interval()),
+            drain: Drain::new(now.mono, options.poll_interval()),
             options,
             capabilities,
-            main: Main::Idle,
+            in_flight: InFlight::Idle,
             renewing: None,
             queued: None,
             consecutive_failures: 0,
             backoff_until: None,
             reservation_retried: false,
             cycle_started: None,
+            joined: false,
             abandoned: false,
             life: Life::Running,
             events: VecDeque::new(),
@@ -123,15 +130,15 @@ impl RelayMachine {
     }
 
     /// Whether `bucket` is owned with a lease valid at `now`.
-    pub fn owns_valid(&self, bucket: i32, now: Timestamp) -> bool {
+    pub fn owns_valid(&self, bucket: i32, now: Now) -> bool {
         self.leases.is_valid(bucket, now)
     }
 
     /// Whether the relay may act on `bucket` at `now`: it owns the bucket with a valid
     /// lease and no acquisition is in flight (an acquisition may be releasing the bucket
     /// in the store at this very moment; the relay starts nothing while it runs).
-    pub fn may_act_on(&self, bucket: i32, now: Timestamp) -> bool {
-        !matches!(self.main, Main::Acquiring { .. }) && self.leases.is_valid(bucket, now)
+    pub fn may_act_on(&self, bucket: i32, now: Now) -> bool {
+        !matches!(self.in_flight, InFlight::Acquiring { .. }) && self.leases.is_valid(bucket, now)
     }
 
     /// Until when the owned leases are valid.
@@ -141,7 +148,7 @@ impl RelayMachine {
 
     /// Whether a publish is in flight.
     pub fn is_publishing(&self) -> bool {
-        matches!(self.main, Main::Publishing { .. })
+        matches!(self.in_flight, InFlight::Publishing { .. })
     }
 
     /// Whether the machine has stopped (after shutdown or a fatal error).
@@ -163,11 +170,11 @@ impl RelayMachine {
     }
 
     /// The next command to execute, or `None` until an event or the timeout.
-    pub fn poll_command(&mut self, now: Timestamp) -> Option<Command> {
+    pub fn poll_command(&mut self, now: Now) -> Option<Command> {
         let command = self.next_command(now);
         if command.is_some() {
-            self.cycle_started.get_or_insert(now);
-        } else if matches!(self.main, Main::Idle) && self.renewing.is_none() {
+            self.cycle_started.get_or_insert(now.mono);
+        } else if matches!(self.in_flight, InFlight::Idle) && self.renewing.is_none() {
             self.end_cycle(now);
         }
         command
@@ -175,15 +182,15 @@ impl RelayMachine {
 
     /// A cycle is the busy stretch between two idle waits (acquisition, probe, sweeps),
     /// excluding the idle wait and backoff themselves.
-    fn end_cycle(&mut self, now: Timestamp) {
+    fn end_cycle(&mut self, now: Now) {
         if let Some(started) = self.cycle_started.take() {
             self.events.push_back(RelayEvent::CycleCompleted {
-                elapsed: now.saturating_duration_since(started),
+                elapsed: now.mono.saturating_duration_since(started),
             });
         }
     }
 
-    fn next_command(&mut self, now: Timestamp) -> Option<Command> {
+    fn next_command(&mut self, now: Now) -> Option<Command> {
         if matches!(self.life, Life::Stopped | Life::Failed(_)) {
             return None;
         }
@@ -194,39 +201,43 @@ impl RelayMachine {
         if self.is_publishing() {
             return self.renewal_alongside_publish(now);
         }
-        if !matches!(self.main, Main::Idle) || self.renewing.is_some() {
+        if !matches!(self.in_flight, InFlight::Idle) || self.renewing.is_some() {
             return None;
         }
         if self.life == Life::Stopping && self.capabilities.lease_release && !self.abandoned {
             // Nothing is in flight and nothing new will start: handing the leases back
             // cannot let a delete or publish of ours follow the new owner's.
             self.life = Life::Released;
-            self.main = Main::Releasing;
+            // From the moment the release is issued the store may hand our buckets to
+            // another relay, and this relay never acts again: it owns nothing from here.
+            let buckets = self.leases.owned().len();
+            self.drop_ownership();
+            self.in_flight = InFlight::Releasing { buckets };
             return Some(Command::ReleaseLeases);
         }
         if matches!(self.life, Life::Stopping | Life::Released) {
             self.life = Life::Stopped;
-            self.leases.clear();
+            self.drop_ownership();
             self.events.push_back(RelayEvent::Stopped);
             return None;
         }
         if let Some(until) = self.backoff_until {
-            if now < until {
+            if now.mono < until {
                 return None;
             }
             self.backoff_until = None;
         }
         loop {
             if self.drain.in_sweep() {
-                if self.reservation_retried && self.leases.acquire_due(now) {
+                if self.reservation_retried && self.leases.acquire_due(now.mono) {
                     return Some(self.start_acquire(now));
                 }
-                if self.capabilities.lease_renewal && self.leases.renew_due(now) {
+                if self.capabilities.lease_renewal && self.leases.renew_due(now.mono) {
                     return Some(self.start_renewal(now));
                 }
                 while let Some(bucket) = self.drain.next_in_sweep() {
                     if self.leases.is_valid(bucket, now) {
-                        self.main = Main::Fetching { bucket };
+                        self.in_flight = InFlight::Fetching { bucket };
                         self.drain.fetch_started(bucket);
                         return Some(Command::FetchBatch {
                             bucket,
@@ -236,14 +247,14 @@ impl RelayMachine {
                 }
             }
             // Between sweeps: rebalancing first, then discovery, then the next sweep.
-            if self.leases.acquire_due(now) {
+            if self.leases.acquire_due(now.mono) {
                 return Some(self.start_acquire(now));
             }
             if !self.leases.owns_any() {
                 return None;
             }
-            if self.drain.discovery_due(now) {
-                self.main = Main::Probing { started: now };
+            if self.drain.discovery_due(now.mono) {
+                self.in_flight = InFlight::Probing { started: now.mono };
                 return Some(Command::ProbePending {
                     buckets: self.leases.owned().iter().copied().collect(),
                 });
@@ -257,21 +268,21 @@ impl RelayMachine {
     /// The next instant at which the machine wants [`handle_timeout`](Self::handle_timeout),
     /// if any. Only deadlines that lead to an action in the current state are reported,
     /// so a caller that sleeps until this instant never spins.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
+    pub fn poll_timeout(&self) -> Option<Monotonic> {
         if matches!(self.life, Life::Stopped | Life::Failed(_)) {
             return None;
         }
-        let mut next: Option<Timestamp> = None;
-        let mut consider = |t: Timestamp| next = Some(next.map_or(t, |n| n.min(t)));
+        let mut next: Option<Monotonic> = None;
+        let mut consider = |t: Monotonic| next = Some(next.map_or(t, |n| n.min(t)));
         if self.leases.owns_any() {
-            consider(self.leases.valid_until());
+            consider(self.leases.valid_until_mono());
         }
         if self.is_publishing() {
             if self.capabilities.lease_renewal && self.renewing.is_none() && self.leases.owns_any()
             {
                 consider(self.leases.next_renew_at());
             }
-        } else if matches!(self.main, Main::Idle)
+        } else if matches!(self.in_flight, InFlight::Idle)
             && self.renewing.is_none()
             && self.life == Life::Running
         {
@@ -289,13 +300,13 @@ impl RelayMachine {
     }
 
     /// Time has passed; lease expiry is noticed here even while calls are in flight.
-    pub fn handle_timeout(&mut self, now: Timestamp) {
+    pub fn handle_timeout(&mut self, now: Now) {
         self.check_expiry(now);
     }
 
     /// A commit notification arrived. Hints only ever add work for buckets this relay
     /// validly owns; they never cut a backoff short or touch the discovery deadline.
-    pub fn handle_hint(&mut self, now: Timestamp, hint: Hint) {
+    pub fn handle_hint(&mut self, now: Now, hint: Hint) {
         if self.life != Life::Running {
             return;
         }
@@ -333,24 +344,68 @@ impl RelayMachine {
         if let Some(Command::Publish { .. }) = self.queued {
             // Never handed out: nothing to wait for.
             self.queued = None;
-            self.main = Main::Idle;
+            self.in_flight = InFlight::Idle;
+        }
+    }
+
+    /// The result of the command handed out last for its slot (the serialized call, or
+    /// a renewal). An outcome the machine did not ask for is a caller bug: it trips a
+    /// debug assertion, and release builds ignore it.
+    pub fn handle(&mut self, now: Now, outcome: Outcome) {
+        debug_assert!(
+            self.awaits(&outcome),
+            "the relay machine did not ask for {outcome:?} (in flight: {:?}, renewing: {})",
+            self.in_flight,
+            self.renewing.is_some()
+        );
+        match outcome {
+            Outcome::Acquired(result) => self.on_acquired(now, result),
+            Outcome::Probed(result) => self.on_probed(now, result),
+            Outcome::Fetched(result) => self.on_fetched(now, result),
+            Outcome::Published(outcome) => self.on_published(now, outcome),
+            Outcome::PublishCancelled => self.on_publish_cancelled(now),
+            Outcome::Marked(result) => self.on_marked(now, result),
+            Outcome::Renewed(result) => self.on_renewed(now, result),
+            Outcome::Released(result) => self.on_released(now, result),
+        }
+    }
+
+    /// Whether `outcome` answers a command this machine handed out and awaits.
+    pub fn awaits(&self, outcome: &Outcome) -> bool {
+        let handed_out = self.queued.is_none();
+        match outcome {
+            Outcome::Renewed(_) => self.renewing.is_some(),
+            Outcome::Acquired(_) => matches!(self.in_flight, InFlight::Acquiring { .. }),
+            Outcome::Probed(_) => matches!(self.in_flight, InFlight::Probing { .. }),
+            Outcome::Fetched(_) => matches!(self.in_flight, InFlight::Fetching { .. }),
+            Outcome::Published(_) | Outcome::PublishCancelled => {
+                handed_out && matches!(self.in_flight, InFlight::Publishing { .. })
+            }
+            Outcome::Marked(_) => handed_out && matches!(self.in_flight, InFlight::Marking { .. }),
+            Outcome::Released(_) => matches!(self.in_flight, InFlight::Releasing { .. }),
         }
     }
 
     /// Result of [`Command::AcquireLeases`].
-    pub fn handle_acquired(&mut self, now: Timestamp, result: Result<Vec<i32>, StoreError>) {
-        let Main::Acquiring { started } = self.main else {
+    fn on_acquired(&mut self, now: Now, result: Result<Vec<i32>, StoreError>) {
+        let InFlight::Acquiring { started } = self.in_flight else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         match result {
             Ok(buckets) => {
+                let first = !self.joined;
+                if first {
+                    self.joined = true;
+                    self.events.push_back(RelayEvent::Joined);
+                }
                 let change = self.leases.on_acquired(started, buckets);
                 self.drain.retain_owned(self.leases.owned());
                 if change.gained {
                     self.drain.force_discovery();
                 }
-                if change.changed {
+                // The first answer turns an unknown owned set into a known one, even empty.
+                if change.changed || first {
                     self.events.push_back(RelayEvent::OwnershipChanged {
                         owned: self.leases.owned().iter().copied().collect(),
                     });
@@ -376,11 +431,11 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::ProbePending`].
-    pub fn handle_probed(&mut self, now: Timestamp, result: Result<Vec<i32>, StoreError>) {
-        let Main::Probing { started } = self.main else {
+    fn on_probed(&mut self, now: Now, result: Result<Vec<i32>, StoreError>) {
+        let InFlight::Probing { started } = self.in_flight else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         match result {
             Ok(buckets) => {
                 self.check_expiry(now);
@@ -399,15 +454,11 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::FetchBatch`].
-    pub fn handle_fetched(
-        &mut self,
-        now: Timestamp,
-        result: Result<Vec<OutboxMessage>, StoreError>,
-    ) {
-        let Main::Fetching { bucket } = self.main else {
+    fn on_fetched(&mut self, now: Now, result: Result<Vec<OutboxMessage>, StoreError>) {
+        let InFlight::Fetching { bucket } = self.in_flight else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         let batch = match result {
             Ok(batch) => batch,
             Err(error) => return self.store_failed(now, "next_batch", error),
@@ -425,29 +476,29 @@ impl RelayMachine {
             return;
         }
         let batch: Arc<[OutboxMessage]> = batch.into();
-        self.main = Main::Publishing {
+        self.in_flight = InFlight::Publishing {
             bucket,
             batch: Arc::clone(&batch),
-            started: now,
+            started: now.mono,
             lease_lost: false,
         };
         self.queued = Some(Command::Publish { bucket, batch });
     }
 
     /// Result of [`Command::Publish`].
-    pub fn handle_published(&mut self, now: Timestamp, outcome: PublishOutcome) {
-        let Main::Publishing {
+    fn on_published(&mut self, now: Now, outcome: PublishOutcome) {
+        let InFlight::Publishing {
             bucket,
             ref batch,
             started,
             lease_lost,
-        } = self.main
+        } = self.in_flight
         else {
             return;
         };
         let batch = Arc::clone(batch);
-        self.main = Main::Idle;
-        let elapsed = now.saturating_duration_since(started);
+        self.in_flight = InFlight::Idle;
+        let elapsed = now.mono.saturating_duration_since(started);
         let acknowledged = outcome.acknowledged.min(batch.len());
         let failed = outcome.error.is_some() || acknowledged < batch.len();
         self.events.push_back(RelayEvent::Published {
@@ -475,7 +526,7 @@ impl RelayMachine {
             // Someone else may own the bucket by now: delete nothing, let the new owner
             // (or our next acquisition) carry on from the rows as they are.
             self.drain.abort_sweep();
-            self.leases.acquire_now(now);
+            self.leases.acquire_now(now.mono);
             if failed {
                 self.back_off(now);
             }
@@ -483,7 +534,7 @@ impl RelayMachine {
         }
         if acknowledged > 0 {
             let drained = !failed && batch.len() < self.options.batch_size();
-            self.main = Main::Marking {
+            self.in_flight = InFlight::Marking {
                 bucket,
                 drained,
                 failed,
@@ -499,27 +550,27 @@ impl RelayMachine {
     }
 
     /// The caller abandoned an in-flight publish during shutdown. Nothing is deleted.
-    pub fn handle_publish_cancelled(&mut self, _now: Timestamp) {
-        let Main::Publishing { bucket, .. } = self.main else {
+    fn on_publish_cancelled(&mut self, _now: Now) {
+        let InFlight::Publishing { bucket, .. } = self.in_flight else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         self.abandoned = true;
         self.events
             .push_back(RelayEvent::PublishCancelled { bucket });
     }
 
     /// Result of [`Command::MarkPublished`].
-    pub fn handle_marked(&mut self, now: Timestamp, result: Result<(), StoreError>) {
-        let Main::Marking {
+    fn on_marked(&mut self, now: Now, result: Result<(), StoreError>) {
+        let InFlight::Marking {
             bucket,
             drained,
             failed,
-        } = self.main
+        } = self.in_flight
         else {
             return;
         };
-        self.main = Main::Idle;
+        self.in_flight = InFlight::Idle;
         match result {
             Ok(()) => {
                 if drained {
@@ -537,15 +588,15 @@ impl RelayMachine {
 
     /// Result of [`Command::ReleaseLeases`]. A failure is reported and otherwise
     /// ignored: the leases run out by themselves.
-    pub fn handle_released(&mut self, _now: Timestamp, result: Result<(), StoreError>) {
-        if !matches!(self.main, Main::Releasing) {
+    fn on_released(&mut self, _now: Now, result: Result<(), StoreError>) {
+        let InFlight::Releasing { buckets } = self.in_flight else {
             return;
-        }
-        self.main = Main::Idle;
+        };
+        self.in_flight = InFlight::Idle;
         match result {
-            Ok(()) => self.events.push_back(RelayEvent::LeasesReleased {
-                buckets: self.leases.owned().len(),
-            }),
+            Ok(()) => self
+                .events
+                .push_back(RelayEvent::LeasesReleased { buckets }),
             Err(error) => self.events.push_back(RelayEvent::StoreFailed {
                 operation: "release_leases",
                 error,
@@ -554,7 +605,7 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::RenewLeases`].
-    pub fn handle_renewed(&mut self, now: Timestamp, result: Result<RenewOutcome, StoreError>) {
+    fn on_renewed(&mut self, now: Now, result: Result<RenewOutcome, StoreError>) {
         let Some(started) = self.renewing.take() else {
             return;
         };
@@ -564,11 +615,11 @@ impl RelayMachine {
                 let lost = self.leases.on_renewed(started, &outcome);
                 if !lost.is_empty() {
                     self.drain.retain_owned(self.leases.owned());
-                    if let Main::Publishing {
+                    if let InFlight::Publishing {
                         bucket,
                         ref mut lease_lost,
                         ..
-                    } = self.main
+                    } = self.in_flight
                         && lost.contains(&bucket)
                     {
                         *lease_lost = true;
@@ -581,7 +632,7 @@ impl RelayMachine {
                     self.events.push_back(RelayEvent::OwnershipChanged {
                         owned: self.leases.owned().iter().copied().collect(),
                     });
-                    self.leases.acquire_now(now);
+                    self.leases.acquire_now(now.mono);
                 }
                 self.check_expiry(now);
             }
@@ -594,7 +645,7 @@ impl RelayMachine {
                     error,
                 });
                 self.leases
-                    .retry_renewal_after(now, self.options.error_backoff());
+                    .retry_renewal_after(now.mono, self.options.error_backoff());
                 if !self.is_publishing() {
                     self.back_off(now);
                 }
@@ -602,23 +653,25 @@ impl RelayMachine {
         }
     }
 
-    fn renewal_alongside_publish(&mut self, now: Timestamp) -> Option<Command> {
-        if self.capabilities.lease_renewal && self.renewing.is_none() && self.leases.renew_due(now)
+    fn renewal_alongside_publish(&mut self, now: Now) -> Option<Command> {
+        if self.capabilities.lease_renewal
+            && self.renewing.is_none()
+            && self.leases.renew_due(now.mono)
         {
             return Some(self.start_renewal(now));
         }
         None
     }
 
-    fn start_acquire(&mut self, now: Timestamp) -> Command {
-        self.main = Main::Acquiring { started: now };
-        Command::AcquireLeases { now }
+    fn start_acquire(&mut self, now: Now) -> Command {
+        self.in_flight = InFlight::Acquiring { started: now };
+        Command::AcquireLeases { now: now.wall }
     }
 
-    fn start_renewal(&mut self, now: Timestamp) -> Command {
+    fn start_renewal(&mut self, now: Now) -> Command {
         self.renewing = Some(now);
         Command::RenewLeases {
-            now,
+            now: now.wall,
             buckets: self.leases.owned().iter().copied().collect(),
         }
     }
@@ -627,7 +680,7 @@ impl RelayMachine {
     /// budget plus one renew interval. If it does not, acquire once (which extends the
     /// leases) and try again; if even a fresh lease is too short, keep the rows and
     /// report the configuration problem.
-    fn reserve_publish_budget(&mut self, now: Timestamp, bucket: i32) -> bool {
+    fn reserve_publish_budget(&mut self, now: Now, bucket: i32) -> bool {
         let budget = self.options.max_publish_duration().unwrap_or(Duration::MAX);
         let needed = budget.saturating_add(self.options.lease_renew_interval());
         let remaining = self.leases.remaining(now);
@@ -637,7 +690,7 @@ impl RelayMachine {
         }
         if !self.reservation_retried {
             self.reservation_retried = true;
-            self.leases.acquire_now(now);
+            self.leases.acquire_now(now.mono);
             self.drain.revisit_first(bucket);
             return false;
         }
@@ -648,15 +701,15 @@ impl RelayMachine {
         false
     }
 
-    fn check_expiry(&mut self, now: Timestamp) {
+    fn check_expiry(&mut self, now: Now) {
         let dropped = self.leases.expire_if_due(now);
         if dropped == 0 {
             return;
         }
         self.drain.clear();
-        if let Main::Publishing {
+        if let InFlight::Publishing {
             ref mut lease_lost, ..
-        } = self.main
+        } = self.in_flight
         {
             *lease_lost = true;
         }
@@ -666,7 +719,18 @@ impl RelayMachine {
             .push_back(RelayEvent::OwnershipChanged { owned: Vec::new() });
     }
 
-    fn store_failed(&mut self, now: Timestamp, operation: &'static str, error: StoreError) {
+    /// Forgets every lease on purpose (a stop), telling the listeners when it had any.
+    fn drop_ownership(&mut self) {
+        if !self.leases.owns_any() {
+            return;
+        }
+        self.leases.clear();
+        self.drain.clear();
+        self.events
+            .push_back(RelayEvent::OwnershipChanged { owned: Vec::new() });
+    }
+
+    fn store_failed(&mut self, now: Now, operation: &'static str, error: StoreError) {
         if error.is_fatal() {
             return self.fail(fatal_from(error));
         }
@@ -675,11 +739,13 @@ impl RelayMachine {
         self.back_off(now);
     }
 
-    fn back_off(&mut self, now: Timestamp) {
+    fn back_off(&mut self, now: Now) {
         self.end_cycle(now);
         self.consecutive_failures = self.consecutive_failures.saturating_add(1);
         self.reservation_retried = false;
-        let until = now.saturating_add(self.options.backoff_after(self.consecutive_failures));
+        let until = now
+            .mono
+            .saturating_add(self.options.backoff_after(self.consecutive_failures));
         self.backoff_until = Some(until);
         self.drain.abort_sweep();
         self.events.push_back(RelayEvent::BackingOff {

@@ -3,9 +3,10 @@
 //! [`RelayMachine`] owns every decision: when to heartbeat and rebalance leases, when
 //! to probe for pending rows, which bucket to fetch next, when to publish, what to
 //! delete, when to renew and how long to back off. It performs no I/O and reads no
-//! clock. The caller (the async [`driver`](crate::driver) or a simulation) feeds it
-//! events through `handle_*` methods, each with the current time, executes the
-//! [`Command`]s it hands out from [`RelayMachine::poll_command`], sleeps until
+//! clock: each input carries [`Now`](crate::time::Now), the wall clock for stamps the
+//! store keeps (lease expiry, heartbeats) and a monotonic clock for local deadlines. The caller (the async [`driver`](crate::driver) or a simulation) executes the
+//! [`Command`]s it hands out from [`RelayMachine::poll_command`], reports each one's
+//! [`Outcome`] through [`RelayMachine::handle`] with the current time, sleeps until
 //! [`RelayMachine::poll_timeout`], and reads [`RelayEvent`]s for logs and metrics from
 //! [`RelayMachine::poll_event`].
 //!
@@ -25,25 +26,27 @@ pub use machine::RelayMachine;
 
 use crate::error::{Misconfiguration, PublishError, StoreError};
 use crate::message::OutboxMessage;
-use crate::time::Timestamp;
+use crate::publisher::PublishOutcome;
+use crate::store::RenewOutcome;
+use crate::time::{Monotonic, Timestamp};
 
-/// Work the caller must carry out and report back through the matching `handle_*`.
+/// Work the caller must carry out and report back as an [`Outcome`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// Call [`OutboxStore::acquire_leases`](crate::OutboxStore::acquire_leases) with
-    /// `now`; report with [`RelayMachine::handle_acquired`].
+    /// `now`; report with [`Outcome::Acquired`].
     AcquireLeases {
         /// The instant to pass as [`LeaseRequest::now`](crate::LeaseRequest::now).
         now: Timestamp,
     },
     /// Call [`OutboxStore::buckets_with_pending`](crate::OutboxStore::buckets_with_pending);
-    /// report with [`RelayMachine::handle_probed`].
+    /// report with [`Outcome::Probed`].
     ProbePending {
         /// Owned buckets to look at.
         buckets: Vec<i32>,
     },
     /// Call [`OutboxStore::next_batch`](crate::OutboxStore::next_batch); report with
-    /// [`RelayMachine::handle_fetched`].
+    /// [`Outcome::Fetched`].
     FetchBatch {
         /// Bucket to read.
         bucket: i32,
@@ -51,7 +54,7 @@ pub enum Command {
         limit: usize,
     },
     /// Call [`Publisher::publish`](crate::Publisher::publish); report with
-    /// [`RelayMachine::handle_published`] (or [`RelayMachine::handle_publish_cancelled`]
+    /// [`Outcome::Published`] (or [`Outcome::PublishCancelled`]
     /// when the caller abandons it during shutdown).
     Publish {
         /// The bucket the batch came from.
@@ -60,7 +63,7 @@ pub enum Command {
         batch: Arc<[OutboxMessage]>,
     },
     /// Call [`OutboxStore::mark_published`](crate::OutboxStore::mark_published) with
-    /// `batch[..count]`; report with [`RelayMachine::handle_marked`].
+    /// `batch[..count]`; report with [`Outcome::Marked`].
     MarkPublished {
         /// The bucket.
         bucket: i32,
@@ -70,7 +73,7 @@ pub enum Command {
         count: usize,
     },
     /// Call [`OutboxStore::renew_leases`](crate::OutboxStore::renew_leases); report with
-    /// [`RelayMachine::handle_renewed`]. May be issued while a publish is in flight.
+    /// [`Outcome::Renewed`]. May be issued while a publish is in flight.
     RenewLeases {
         /// The instant to pass as [`LeaseRequest::now`](crate::LeaseRequest::now).
         now: Timestamp,
@@ -78,9 +81,31 @@ pub enum Command {
         buckets: Vec<i32>,
     },
     /// Call [`OutboxStore::release_leases`](crate::OutboxStore::release_leases); report
-    /// with [`RelayMachine::handle_released`]. Issued once, as the last command of a
+    /// with [`Outcome::Released`]. Issued once, as the last command of a
     /// graceful stop, when the store supports it and nothing is in flight.
     ReleaseLeases,
+}
+
+/// What became of a [`Command`]: the one input type for command results, reported with
+/// [`RelayMachine::handle`].
+#[derive(Debug)]
+pub enum Outcome {
+    /// [`Command::AcquireLeases`]: the buckets now owned.
+    Acquired(Result<Vec<i32>, StoreError>),
+    /// [`Command::ProbePending`]: the probed buckets that hold pending rows.
+    Probed(Result<Vec<i32>, StoreError>),
+    /// [`Command::FetchBatch`]: the rows, oldest first.
+    Fetched(Result<Vec<OutboxMessage>, StoreError>),
+    /// [`Command::Publish`]: how much of the batch the broker acknowledged.
+    Published(PublishOutcome),
+    /// [`Command::Publish`] abandoned by the caller during shutdown; nothing is deleted.
+    PublishCancelled,
+    /// [`Command::MarkPublished`]: the acknowledged prefix was deleted.
+    Marked(Result<(), StoreError>),
+    /// [`Command::RenewLeases`]: which leases were renewed and which were lost.
+    Renewed(Result<RenewOutcome, StoreError>),
+    /// [`Command::ReleaseLeases`]: the leases were handed back.
+    Released(Result<(), StoreError>),
 }
 
 /// A commit notification.
@@ -107,7 +132,12 @@ impl Hint {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum RelayEvent {
-    /// The set of owned buckets changed.
+    /// The first acquisition succeeded: the relay's heartbeat is in the store and it
+    /// owns its share (possibly no bucket). Reported once; readiness probes follow it.
+    Joined,
+    /// The set of owned buckets changed, whatever the cause (an acquisition, a renewal
+    /// that lost leases, leases running out by the local clock, a failed acquisition, a
+    /// release or a stop). The notifier's owned set follows it.
     OwnershipChanged {
         /// Buckets owned now.
         owned: Vec<i32>,
@@ -166,8 +196,8 @@ pub enum RelayEvent {
     },
     /// The relay entered error backoff.
     BackingOff {
-        /// Until when.
-        until: Timestamp,
+        /// Until when, on the relay's monotonic clock.
+        until: Monotonic,
         /// Failures in a row.
         consecutive_failures: u32,
     },

@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use super::{Command, Hint, RelayEvent, RelayMachine};
+use super::{Command, Hint, Outcome, RelayEvent, RelayMachine};
 use crate::error::{Misconfiguration, PublishError, StoreError};
 use crate::message::OutboxMessage;
 use crate::options::RelayOptions;
 use crate::publisher::PublishOutcome;
 use crate::store::{RenewOutcome, StoreCapabilities};
-use crate::time::Timestamp;
+use crate::time::{Monotonic, Now, Timestamp};
 
 const RENEWING: StoreCapabilities = StoreCapabilities {
     lease_renewal: true,
@@ -49,23 +49,37 @@ fn rows(bucket: i32, ids: std::ops::RangeInclusive<i64>) -> Vec<OutboxMessage> {
     .collect()
 }
 
-struct H {
-    m: RelayMachine,
-    now: Timestamp,
+/// Both clocks at `ms`: the tests run the wall clock from the epoch and the monotonic
+/// clock from its origin, in step.
+fn at(ms: i64) -> Now {
+    Now::new(
+        Timestamp::from_millis(ms),
+        Monotonic::from_millis(u64::try_from(ms).unwrap()),
+    )
 }
 
-impl H {
-    fn new(options: RelayOptions, caps: StoreCapabilities) -> H {
-        H {
-            m: RelayMachine::new(options, caps, Timestamp::EPOCH).unwrap(),
-            now: Timestamp::EPOCH,
+fn millis(instant: Monotonic) -> i64 {
+    i64::try_from(instant.since_origin().as_millis()).unwrap()
+}
+
+/// A machine under test and the instant the test has moved it to.
+struct TestRelay {
+    m: RelayMachine,
+    now: Now,
+}
+
+impl TestRelay {
+    fn new(options: RelayOptions, caps: StoreCapabilities) -> TestRelay {
+        TestRelay {
+            m: RelayMachine::new(options, caps, at(0)).unwrap(),
+            now: at(0),
         }
     }
-    fn renewing() -> H {
-        H::new(options().build().unwrap(), RENEWING)
+    fn renewing() -> TestRelay {
+        TestRelay::new(options().build().unwrap(), RENEWING)
     }
     fn at(&mut self, ms: i64) -> &mut Self {
-        self.now = Timestamp::from_millis(ms);
+        self.now = at(ms);
         self.m.handle_timeout(self.now);
         self
     }
@@ -77,8 +91,12 @@ impl H {
     }
     /// Acquire `owned`, then answer the probe with `pending`.
     fn start(&mut self, owned: &[i32], pending: &[i32]) {
-        assert_eq!(self.cmd(), Some(Command::AcquireLeases { now: self.now }));
-        self.m.handle_acquired(self.now, Ok(owned.to_vec()));
+        assert_eq!(
+            self.cmd(),
+            Some(Command::AcquireLeases { now: self.now.wall })
+        );
+        self.m
+            .handle(self.now, Outcome::Acquired(Ok(owned.to_vec())));
         if owned.is_empty() {
             return;
         }
@@ -88,7 +106,8 @@ impl H {
                 buckets: owned.to_vec()
             })
         );
-        self.m.handle_probed(self.now, Ok(pending.to_vec()));
+        self.m
+            .handle(self.now, Outcome::Probed(Ok(pending.to_vec())));
     }
     fn expect_fetch(&mut self, bucket: i32) {
         assert_eq!(
@@ -109,58 +128,74 @@ impl H {
             other => panic!("expected a delete, got {other:?}"),
         }
     }
+    /// Sleeps from deadline to deadline, answering discovery probes with nothing, until
+    /// the machine asks for its next acquisition; returns that acquisition's instant.
+    fn idle_until_acquisition(&mut self) -> Now {
+        loop {
+            let wake = self.m.poll_timeout().unwrap();
+            self.at(millis(wake));
+            match self.cmd() {
+                Some(Command::AcquireLeases { .. }) => return self.now,
+                Some(Command::ProbePending { .. }) => {
+                    self.m.handle(self.now, Outcome::Probed(Ok(vec![])))
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
     /// Fetch → publish → ack all → delete, for one bucket.
     fn drain_batch(&mut self, bucket: i32, batch: Vec<OutboxMessage>) {
         self.expect_fetch(bucket);
         let n = batch.len();
-        self.m.handle_fetched(self.now, Ok(batch));
+        self.m.handle(self.now, Outcome::Fetched(Ok(batch)));
         self.expect_publish();
-        self.m.handle_published(self.now, PublishOutcome::all(n));
+        self.m
+            .handle(self.now, Outcome::Published(PublishOutcome::all(n)));
         assert_eq!(self.expect_mark(), (bucket, n));
-        self.m.handle_marked(self.now, Ok(()));
+        self.m.handle(self.now, Outcome::Marked(Ok(())));
     }
 }
 
 #[test]
 fn a_cycle_acquires_probes_fetches_publishes_and_deletes() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0, 1], &[1]);
     h.drain_batch(1, rows(1, 1..=1));
     assert_eq!(h.cmd(), None, "drained, nothing due");
     assert_eq!(
         h.m.poll_timeout(),
-        Some(Timestamp::from_millis(1_000)),
+        Some(Monotonic::from_millis(1_000)),
         "next discovery at the poll interval"
     );
 }
 
 #[test]
 fn each_ready_bucket_gets_one_batch_per_sweep_and_full_buckets_stay_ready() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0, 1], &[0, 1]);
     h.drain_batch(0, rows(0, 1..=2)); // full batch: bucket 0 stays ready
     h.drain_batch(1, rows(1, 3..=3)); // partial: bucket 1 drained
     h.drain_batch(0, rows(0, 4..=5)); // next sweep without another probe
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(vec![]));
+    h.m.handle(h.now, Outcome::Fetched(Ok(vec![])));
     assert_eq!(h.cmd(), None);
 }
 
 #[test]
 fn a_single_bucket_drains_until_rebalancing_is_due() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[3], &[3]);
     h.drain_batch(3, rows(3, 1..=2));
     h.at(500);
     h.drain_batch(3, rows(3, 3..=4));
     h.at(10_000);
     // Renewal interval passed: the next thing after the sweep is an acquisition.
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
+    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
 }
 
 #[test]
 fn discovery_runs_at_the_poll_interval_while_busy() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[0]);
     h.drain_batch(0, rows(0, 1..=2));
     h.at(1_000);
@@ -169,14 +204,14 @@ fn discovery_runs_at_the_poll_interval_while_busy() {
 
 #[test]
 fn lease_validity_is_rechecked_after_the_fetch() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[0]);
     h.expect_fetch(0);
     h.at(30_000); // lease (from t=0) ran out while the fetch was in flight
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=1)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=1))));
     assert_eq!(
         h.cmd(),
-        Some(Command::AcquireLeases { now: h.now }),
+        Some(Command::AcquireLeases { now: h.now.wall }),
         "no publish without a valid lease"
     );
     assert!(
@@ -188,19 +223,19 @@ fn lease_validity_is_rechecked_after_the_fetch() {
 
 #[test]
 fn lease_is_measured_from_before_acquisition() {
-    let mut h = H::renewing();
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
+    let mut h = TestRelay::renewing();
+    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
     h.at(5_000); // slow acquisition
-    h.m.handle_acquired(h.now, Ok(vec![0]));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
     assert_eq!(h.m.lease_valid_until(), Timestamp::from_millis(30_000));
 }
 
 #[test]
 fn renewal_runs_alongside_a_publish_and_nothing_else_does() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0, 1], &[0, 1]);
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=2))));
     h.expect_publish();
     assert_eq!(
         h.cmd(),
@@ -211,55 +246,55 @@ fn renewal_runs_alongside_a_publish_and_nothing_else_does() {
     assert_eq!(
         h.cmd(),
         Some(Command::RenewLeases {
-            now: h.now,
+            now: h.now.wall,
             buckets: vec![0, 1]
         })
     );
     assert_eq!(h.cmd(), None);
-    h.m.handle_renewed(
+    h.m.handle(
         h.now,
-        Ok(RenewOutcome {
+        Outcome::Renewed(Ok(RenewOutcome {
             renewed: vec![0, 1],
             lost: vec![],
-        }),
+        })),
     );
     assert_eq!(h.m.lease_valid_until(), Timestamp::from_millis(40_000));
     h.at(15_000);
-    h.m.handle_published(h.now, PublishOutcome::all(2));
+    h.m.handle(h.now, Outcome::Published(PublishOutcome::all(2)));
     assert_eq!(h.expect_mark(), (0, 2));
-    h.m.handle_marked(h.now, Ok(()));
+    h.m.handle(h.now, Outcome::Marked(Ok(())));
     // The renewal did not postpone rebalancing (due at 10 s): it runs after the sweep,
     // which still has bucket 1 to visit.
     h.expect_fetch(1);
-    h.m.handle_fetched(h.now, Ok(vec![]));
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
+    h.m.handle(h.now, Outcome::Fetched(Ok(vec![])));
+    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
 }
 
 #[test]
 fn a_lease_lost_during_a_publish_deletes_nothing() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[0]);
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=2))));
     h.expect_publish();
     h.at(10_000);
     assert!(matches!(h.cmd(), Some(Command::RenewLeases { .. })));
-    h.m.handle_renewed(
+    h.m.handle(
         h.now,
-        Ok(RenewOutcome {
+        Outcome::Renewed(Ok(RenewOutcome {
             renewed: vec![],
             lost: vec![0],
-        }),
+        })),
     );
     assert_eq!(
         h.cmd(),
         None,
         "the publish is still awaited; nothing starts beside it"
     );
-    h.m.handle_published(h.now, PublishOutcome::all(2));
+    h.m.handle(h.now, Outcome::Published(PublishOutcome::all(2)));
     assert_eq!(
         h.cmd(),
-        Some(Command::AcquireLeases { now: h.now }),
+        Some(Command::AcquireLeases { now: h.now.wall }),
         "no delete after losing the lease"
     );
     let events = h.events();
@@ -279,61 +314,67 @@ fn a_lease_lost_during_a_publish_deletes_nothing() {
 
 #[test]
 fn a_lease_expiring_during_a_publish_deletes_nothing() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[0]);
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=2))));
     h.expect_publish();
     h.at(10_000);
     assert!(matches!(h.cmd(), Some(Command::RenewLeases { .. })));
-    h.m.handle_renewed(h.now, Err(StoreError::unavailable("db down")));
+    h.m.handle(
+        h.now,
+        Outcome::Renewed(Err(StoreError::unavailable("db down"))),
+    );
     // Renewal keeps failing; the store is unreachable past the lease.
     h.at(31_000);
     assert_eq!(h.m.owned().count(), 0);
-    h.m.handle_published(h.now, PublishOutcome::all(2));
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
+    h.m.handle(h.now, Outcome::Published(PublishOutcome::all(2)));
+    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
 }
 
 #[test]
 fn partial_acknowledgement_deletes_the_prefix_then_backs_off() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[0]);
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=2))));
     h.expect_publish();
-    h.m.handle_published(
+    h.m.handle(
         h.now,
-        PublishOutcome::partial(1, PublishError::retryable("leader moved")),
+        Outcome::Published(PublishOutcome::partial(
+            1,
+            PublishError::retryable("leader moved"),
+        )),
     );
     assert_eq!(
         h.expect_mark(),
         (0, 1),
         "only the acknowledged prefix is deleted"
     );
-    h.m.handle_marked(h.now, Ok(()));
+    h.m.handle(h.now, Outcome::Marked(Ok(())));
     assert_eq!(h.cmd(), None, "backing off");
-    assert_eq!(h.m.poll_timeout(), Some(Timestamp::from_millis(1_000)));
+    assert_eq!(h.m.poll_timeout(), Some(Monotonic::from_millis(1_000)));
     h.m.handle_hint(h.now, Hint::Bucket(0));
     assert_eq!(h.cmd(), None, "hints do not cut a backoff short");
     h.at(1_000);
     assert_eq!(h.cmd(), Some(Command::ProbePending { buckets: vec![0] }));
-    h.m.handle_probed(h.now, Ok(vec![0]));
+    h.m.handle(h.now, Outcome::Probed(Ok(vec![0])));
     h.expect_fetch(0);
 }
 
 #[test]
 fn an_acknowledgement_without_error_for_part_of_the_batch_is_still_a_failure() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[0]);
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=2))));
     h.expect_publish();
-    h.m.handle_published(
+    h.m.handle(
         h.now,
-        PublishOutcome {
+        Outcome::Published(PublishOutcome {
             acknowledged: 7,
             error: None,
-        },
+        }),
     );
     assert_eq!(
         h.expect_mark(),
@@ -344,42 +385,42 @@ fn an_acknowledgement_without_error_for_part_of_the_batch_is_still_a_failure() {
 
 #[test]
 fn store_errors_back_off_exponentially_and_recover() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     assert!(matches!(h.cmd(), Some(Command::AcquireLeases { .. })));
-    h.m.handle_acquired(h.now, Err(StoreError::unavailable("down")));
-    assert_eq!(h.m.poll_timeout(), Some(Timestamp::from_millis(1_000)));
+    h.m.handle(
+        h.now,
+        Outcome::Acquired(Err(StoreError::unavailable("down"))),
+    );
+    assert_eq!(h.m.poll_timeout(), Some(Monotonic::from_millis(1_000)));
     h.at(1_000);
     assert!(matches!(h.cmd(), Some(Command::AcquireLeases { .. })));
-    h.m.handle_acquired(h.now, Err(StoreError::unavailable("down")));
+    h.m.handle(
+        h.now,
+        Outcome::Acquired(Err(StoreError::unavailable("down"))),
+    );
     assert_eq!(
         h.m.poll_timeout(),
-        Some(Timestamp::from_millis(3_000)),
+        Some(Monotonic::from_millis(3_000)),
         "second failure waits twice as long"
     );
     h.at(3_000);
     assert!(matches!(h.cmd(), Some(Command::AcquireLeases { .. })));
-    h.m.handle_acquired(h.now, Ok(vec![0]));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
     assert_eq!(h.cmd(), Some(Command::ProbePending { buckets: vec![0] }));
 }
 
 #[test]
 fn a_failed_acquisition_leaves_the_relay_owning_nothing_until_the_next_one() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0, 1], &[]);
-    // Idle until the next acquisition, answering discovery probes with nothing.
-    let now = loop {
-        let wake = h.m.poll_timeout().unwrap();
-        h.at(wake.as_millis());
-        match h.cmd() {
-            Some(Command::AcquireLeases { now }) => break now,
-            Some(Command::ProbePending { .. }) => h.m.handle_probed(h.now, Ok(vec![])),
-            other => panic!("unexpected {other:?}"),
-        }
-    };
+    let now = h.idle_until_acquisition();
     h.events();
     // The store may have applied the call (releasing bucket 1 to a newcomer) before the
     // error reached us: bucket 1 may be someone else's already.
-    h.m.handle_acquired(now, Err(StoreError::unavailable("connection reset")));
+    h.m.handle(
+        now,
+        Outcome::Acquired(Err(StoreError::unavailable("connection reset"))),
+    );
     assert!(!h.m.may_act_on(0, h.now) && !h.m.may_act_on(1, h.now));
     assert!(
         h.events()
@@ -387,15 +428,15 @@ fn a_failed_acquisition_leaves_the_relay_owning_nothing_until_the_next_one() {
             .any(|e| matches!(e, RelayEvent::OwnershipChanged { owned } if owned.is_empty()))
     );
     let retry = h.m.poll_timeout().unwrap();
-    h.at(retry.as_millis());
+    h.at(millis(retry));
     assert!(matches!(h.cmd(), Some(Command::AcquireLeases { .. })));
-    h.m.handle_acquired(h.now, Ok(vec![0]));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
     assert!(h.m.may_act_on(0, h.now) && !h.m.may_act_on(1, h.now));
 }
 
 #[test]
 fn misconfiguration_stops_the_relay() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[]);
     h.at(1_000);
     assert!(matches!(h.cmd(), Some(Command::ProbePending { .. })));
@@ -403,7 +444,7 @@ fn misconfiguration_stops_the_relay() {
         bucket: 9,
         bucket_count: 8,
     };
-    h.m.handle_probed(h.now, Err(error.clone().into()));
+    h.m.handle(h.now, Outcome::Probed(Err(error.clone().into())));
     assert_eq!(h.cmd(), None);
     assert_eq!(h.m.poll_timeout(), None);
     assert!(h.m.is_finished());
@@ -413,12 +454,12 @@ fn misconfiguration_stops_the_relay() {
 
 #[test]
 fn a_relay_without_buckets_only_waits_for_the_next_ownership_refresh() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[], &[]);
     assert_eq!(h.cmd(), None);
     assert_eq!(
         h.m.poll_timeout(),
-        Some(Timestamp::from_millis(10_000)),
+        Some(Monotonic::from_millis(10_000)),
         "no per-second polling timer"
     );
     h.m.handle_hint(h.now, Hint::Unknown);
@@ -431,7 +472,7 @@ fn a_relay_without_buckets_only_waits_for_the_next_ownership_refresh() {
     h.at(10_000);
     assert_eq!(
         h.cmd(),
-        Some(Command::AcquireLeases { now: h.now }),
+        Some(Command::AcquireLeases { now: h.now.wall }),
         "still heartbeating"
     );
 }
@@ -442,15 +483,15 @@ fn a_long_poll_interval_is_capped_by_the_renewal_deadline() {
         .poll_interval(Duration::from_secs(60))
         .build()
         .unwrap();
-    let mut h = H::new(opts, RENEWING);
+    let mut h = TestRelay::new(opts, RENEWING);
     h.start(&[0], &[]);
     assert_eq!(h.cmd(), None);
-    assert_eq!(h.m.poll_timeout(), Some(Timestamp::from_millis(10_000)));
+    assert_eq!(h.m.poll_timeout(), Some(Monotonic::from_millis(10_000)));
 }
 
 #[test]
 fn hints_for_owned_buckets_skip_discovery() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0, 1], &[]);
     assert_eq!(h.cmd(), None);
     h.at(200);
@@ -461,20 +502,20 @@ fn hints_for_owned_buckets_skip_discovery() {
 
 #[test]
 fn a_hint_during_a_short_batch_keeps_the_bucket_ready() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0, 1], &[1]);
     // The fetch reads one row (short of the batch size of 2); while it is in flight a
     // writer commits another row to bucket 1 and hints it.
     h.expect_fetch(1);
     h.m.handle_hint(h.now, Hint::Bucket(1));
-    h.m.handle_fetched(h.now, Ok(rows(1, 1..=1)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(1, 1..=1))));
     h.expect_publish();
-    h.m.handle_published(h.now, PublishOutcome::all(1));
+    h.m.handle(h.now, Outcome::Published(PublishOutcome::all(1)));
     assert_eq!(h.expect_mark(), (1, 1));
-    h.m.handle_marked(h.now, Ok(()));
+    h.m.handle(h.now, Outcome::Marked(Ok(())));
     // Without the hint the bucket would count as drained until the next poll.
     h.expect_fetch(1);
-    h.m.handle_fetched(h.now, Ok(Vec::new()));
+    h.m.handle(h.now, Outcome::Fetched(Ok(Vec::new())));
     assert_eq!(
         h.cmd(),
         None,
@@ -484,7 +525,7 @@ fn a_hint_during_a_short_batch_keeps_the_bucket_ready() {
 
 #[test]
 fn a_hint_before_the_fetch_is_issued_does_not_keep_the_bucket_ready() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0, 1], &[]);
     h.m.handle_hint(h.now, Hint::Bucket(1));
     h.drain_batch(1, rows(1, 1..=1));
@@ -493,7 +534,7 @@ fn a_hint_before_the_fetch_is_issued_does_not_keep_the_bucket_ready() {
 
 #[test]
 fn foreign_and_unknown_hints() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[]);
     h.at(100);
     h.m.handle_hint(h.now, Hint::Bucket(5));
@@ -504,7 +545,7 @@ fn foreign_and_unknown_hints() {
         Some(Command::ProbePending { buckets: vec![0] }),
         "unknown forces discovery"
     );
-    h.m.handle_probed(h.now, Ok(vec![]));
+    h.m.handle(h.now, Outcome::Probed(Ok(vec![])));
     h.m.handle_hint(h.now, Hint::Bucket(42));
     assert_eq!(
         h.cmd(),
@@ -517,7 +558,7 @@ fn foreign_and_unknown_hints() {
 
 #[test]
 fn periodic_discovery_keeps_its_deadline_under_a_stream_of_hints() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0, 1], &[]);
     let mut probed_at = None;
     for step in 1..=15 {
@@ -525,11 +566,11 @@ fn periodic_discovery_keeps_its_deadline_under_a_stream_of_hints() {
         h.m.handle_hint(h.now, Hint::Bucket(0));
         match h.cmd() {
             Some(Command::ProbePending { .. }) => {
-                probed_at = Some(h.now.as_millis());
+                probed_at = Some(h.now.wall.as_millis());
                 break;
             }
             Some(Command::FetchBatch { bucket: 0, .. }) => {
-                h.m.handle_fetched(h.now, Ok(vec![]));
+                h.m.handle(h.now, Outcome::Fetched(Ok(vec![])));
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -543,8 +584,7 @@ fn periodic_discovery_keeps_its_deadline_under_a_stream_of_hints() {
 
 #[test]
 fn without_renewal_a_publish_budget_is_required() {
-    let err =
-        RelayMachine::new(options().build().unwrap(), NO_RENEWAL, Timestamp::EPOCH).unwrap_err();
+    let err = RelayMachine::new(options().build().unwrap(), NO_RENEWAL, at(0)).unwrap_err();
     assert_eq!(err, Misconfiguration::MissingPublishBudget);
 }
 
@@ -554,19 +594,19 @@ fn without_renewal_the_budget_is_reserved_by_acquiring_first() {
         .max_publish_duration(Duration::from_secs(15))
         .build()
         .unwrap();
-    let mut h = H::new(opts, NO_RENEWAL);
+    let mut h = TestRelay::new(opts, NO_RENEWAL);
     h.start(&[0], &[0]);
     h.expect_fetch(0);
     h.at(6_000); // 24 s left, 25 s needed
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=1)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=1))));
     assert_eq!(
         h.cmd(),
-        Some(Command::AcquireLeases { now: h.now }),
+        Some(Command::AcquireLeases { now: h.now.wall }),
         "renew first"
     );
-    h.m.handle_acquired(h.now, Ok(vec![0]));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=1)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=1))));
     h.expect_publish();
     assert_eq!(
         h.cmd(),
@@ -582,20 +622,25 @@ fn without_renewal_a_lease_too_short_keeps_the_rows() {
         .max_publish_duration(Duration::from_secs(20))
         .build()
         .unwrap();
-    let mut h = H::new(opts, NO_RENEWAL);
+    let mut h = TestRelay::new(opts, NO_RENEWAL);
     assert!(matches!(h.cmd(), Some(Command::AcquireLeases { .. })));
     h.at(1_000); // acquisition took a second: 29 s left, 30 s needed
-    h.m.handle_acquired(h.now, Ok(vec![0]));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
     assert!(matches!(h.cmd(), Some(Command::ProbePending { .. })));
-    h.m.handle_probed(h.now, Ok(vec![0]));
+    h.m.handle(h.now, Outcome::Probed(Ok(vec![0])));
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=1)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=1))));
     let acquire_at = h.now;
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: acquire_at }));
+    assert_eq!(
+        h.cmd(),
+        Some(Command::AcquireLeases {
+            now: acquire_at.wall
+        })
+    );
     h.at(2_000);
-    h.m.handle_acquired(h.now, Ok(vec![0]));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=1)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=1))));
     assert_eq!(h.cmd(), None, "rows stay pending");
     assert!(
         h.events()
@@ -610,13 +655,13 @@ fn without_renewal_exceeding_the_budget_is_fatal() {
         .max_publish_duration(Duration::from_secs(5))
         .build()
         .unwrap();
-    let mut h = H::new(opts, NO_RENEWAL);
+    let mut h = TestRelay::new(opts, NO_RENEWAL);
     h.start(&[0], &[0]);
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=1)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=1))));
     h.expect_publish();
     h.at(5_001);
-    h.m.handle_published(h.now, PublishOutcome::all(1));
+    h.m.handle(h.now, Outcome::Published(PublishOutcome::all(1)));
     assert_eq!(
         h.cmd(),
         None,
@@ -630,20 +675,20 @@ fn without_renewal_exceeding_the_budget_is_fatal() {
 
 #[test]
 fn shutdown_waits_for_the_publish_and_deletes_only_the_acknowledged_prefix() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0, 1], &[0, 1]);
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=2))));
     h.expect_publish();
     h.m.handle_shutdown();
     assert_eq!(h.cmd(), None);
     assert!(!h.m.is_finished());
-    h.m.handle_published(
+    h.m.handle(
         h.now,
-        PublishOutcome::partial(1, PublishError::retryable("x")),
+        Outcome::Published(PublishOutcome::partial(1, PublishError::retryable("x"))),
     );
     assert_eq!(h.expect_mark(), (0, 1));
-    h.m.handle_marked(h.now, Ok(()));
+    h.m.handle(h.now, Outcome::Marked(Ok(())));
     assert_eq!(h.cmd(), None, "no further sweep after shutdown");
     assert!(h.m.is_finished());
     assert!(h.events().iter().any(|e| matches!(e, RelayEvent::Stopped)));
@@ -651,13 +696,13 @@ fn shutdown_waits_for_the_publish_and_deletes_only_the_acknowledged_prefix() {
 
 #[test]
 fn shutdown_with_a_cancelled_publish_deletes_nothing() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[0]);
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=2))));
     h.expect_publish();
     h.m.handle_shutdown();
-    h.m.handle_publish_cancelled(h.now);
+    h.m.handle(h.now, Outcome::PublishCancelled);
     assert_eq!(h.cmd(), None);
     assert!(h.m.is_finished());
     let events = h.events();
@@ -675,25 +720,25 @@ fn shutdown_with_a_cancelled_publish_deletes_nothing() {
 
 #[test]
 fn a_graceful_stop_hands_the_leases_back_after_the_last_delete() {
-    let mut h = H::new(options().build().unwrap(), RELEASING);
+    let mut h = TestRelay::new(options().build().unwrap(), RELEASING);
     h.start(&[0, 1], &[0, 1]);
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=2))));
     h.expect_publish();
     h.m.handle_shutdown();
     assert_eq!(h.cmd(), None, "nothing while the publish is in flight");
-    h.m.handle_published(h.now, PublishOutcome::all(2));
+    h.m.handle(h.now, Outcome::Published(PublishOutcome::all(2)));
     assert_eq!(
         h.expect_mark(),
         (0, 2),
         "the delete comes before the release"
     );
     assert_eq!(h.cmd(), None);
-    h.m.handle_marked(h.now, Ok(()));
+    h.m.handle(h.now, Outcome::Marked(Ok(())));
     assert_eq!(h.cmd(), Some(Command::ReleaseLeases));
     assert!(!h.m.is_finished());
     assert_eq!(h.cmd(), None, "released once");
-    h.m.handle_released(h.now, Ok(()));
+    h.m.handle(h.now, Outcome::Released(Ok(())));
     assert_eq!(h.cmd(), None);
     assert!(h.m.is_finished());
     let events = h.events();
@@ -708,24 +753,49 @@ fn a_graceful_stop_hands_the_leases_back_after_the_last_delete() {
 }
 
 #[test]
+fn a_relay_owns_nothing_once_its_release_is_issued() {
+    // Simulation seed 1592596111: the store may give the buckets to another relay as
+    // soon as the release is issued, so the stopping relay must stop counting them as
+    // its own then, not when the answer comes back.
+    let mut h = TestRelay::new(options().build().unwrap(), RELEASING);
+    h.start(&[0, 1], &[]);
+    h.events();
+    h.m.handle_shutdown();
+    assert_eq!(h.cmd(), Some(Command::ReleaseLeases));
+    assert!(!h.m.may_act_on(0, h.now) && !h.m.may_act_on(1, h.now));
+    assert_eq!(h.m.owned().count(), 0);
+    assert!(
+        h.events()
+            .iter()
+            .any(|e| matches!(e, RelayEvent::OwnershipChanged { owned } if owned.is_empty())),
+        "listeners (the notifier, readiness) learn it at once"
+    );
+    h.m.handle_hint(h.now, Hint::Bucket(0));
+    assert_eq!(h.cmd(), None, "a hint gives a released relay no work");
+    h.m.handle(h.now, Outcome::Released(Ok(())));
+    assert!(
+        h.events()
+            .iter()
+            .any(|e| matches!(e, RelayEvent::LeasesReleased { buckets: 2 })),
+        "the release still reports what it handed back"
+    );
+    assert_eq!(h.cmd(), None);
+    assert!(h.m.is_finished());
+}
+
+#[test]
 fn a_release_waits_for_a_renewal_in_flight_and_a_failed_release_still_stops() {
-    let mut h = H::new(options().build().unwrap(), RELEASING);
+    let mut h = TestRelay::new(options().build().unwrap(), RELEASING);
     h.start(&[0], &[]);
-    // Idle until the next acquisition, answering discovery probes with nothing.
-    let now = loop {
-        let wake = h.m.poll_timeout().unwrap();
-        h.at(wake.as_millis());
-        match h.cmd() {
-            Some(Command::AcquireLeases { now }) => break now,
-            Some(Command::ProbePending { .. }) => h.m.handle_probed(h.now, Ok(vec![])),
-            other => panic!("unexpected {other:?}"),
-        }
-    };
+    let now = h.idle_until_acquisition();
     h.m.handle_shutdown();
     assert_eq!(h.cmd(), None, "the acquisition is still in flight");
-    h.m.handle_acquired(now, Ok(vec![0]));
+    h.m.handle(now, Outcome::Acquired(Ok(vec![0])));
     assert_eq!(h.cmd(), Some(Command::ReleaseLeases));
-    h.m.handle_released(h.now, Err(StoreError::unavailable("down")));
+    h.m.handle(
+        h.now,
+        Outcome::Released(Err(StoreError::unavailable("down"))),
+    );
     assert_eq!(h.cmd(), None);
     assert!(h.m.is_finished());
     assert!(h.events().iter().any(|e| matches!(
@@ -739,13 +809,13 @@ fn a_release_waits_for_a_renewal_in_flight_and_a_failed_release_still_stops() {
 
 #[test]
 fn an_abandoned_publish_keeps_the_leases_until_they_run_out() {
-    let mut h = H::new(options().build().unwrap(), RELEASING);
+    let mut h = TestRelay::new(options().build().unwrap(), RELEASING);
     h.start(&[0], &[0]);
     h.expect_fetch(0);
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=2)));
+    h.m.handle(h.now, Outcome::Fetched(Ok(rows(0, 1..=2))));
     h.expect_publish();
     h.m.handle_shutdown();
-    h.m.handle_publish_cancelled(h.now);
+    h.m.handle(h.now, Outcome::PublishCancelled);
     assert_eq!(
         h.cmd(),
         None,
@@ -756,7 +826,7 @@ fn an_abandoned_publish_keeps_the_leases_until_they_run_out() {
 
 #[test]
 fn without_the_capability_a_stop_releases_nothing() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[]);
     h.m.handle_shutdown();
     assert_eq!(h.cmd(), None);
@@ -764,17 +834,39 @@ fn without_the_capability_a_stop_releases_nothing() {
 }
 
 #[test]
-fn unexpected_results_are_ignored() {
-    let mut h = H::renewing();
-    h.m.handle_published(h.now, PublishOutcome::all(3));
-    h.m.handle_marked(h.now, Ok(()));
-    h.m.handle_fetched(h.now, Ok(rows(0, 1..=1)));
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now }));
+fn unexpected_results_trip_a_debug_assertion_and_are_otherwise_ignored() {
+    let mut h = TestRelay::renewing();
+    let unasked = [
+        Outcome::Published(PublishOutcome::all(3)),
+        Outcome::Marked(Ok(())),
+        Outcome::Fetched(Ok(rows(0, 1..=1))),
+        Outcome::Renewed(Ok(RenewOutcome::default())),
+        Outcome::Released(Ok(())),
+        Outcome::PublishCancelled,
+    ];
+    for outcome in unasked {
+        assert!(!h.m.awaits(&outcome), "{outcome:?} was not asked for");
+        let now = h.now;
+        let machine = &mut h.m;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            machine.handle(now, outcome)
+        }));
+        assert_eq!(
+            result.is_err(),
+            cfg!(debug_assertions),
+            "debug builds assert, release builds ignore"
+        );
+    }
+    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
+    assert!(
+        h.m.awaits(&Outcome::Acquired(Ok(vec![]))),
+        "and it awaits what it asked for"
+    );
 }
 
 #[test]
 fn a_cycle_spans_acquisition_to_idle_and_ends_at_backoff() {
-    let mut h = H::renewing();
+    let mut h = TestRelay::renewing();
     h.start(&[0], &[0]);
     h.at(40);
     h.drain_batch(0, rows(0, 1..=1));
@@ -796,9 +888,56 @@ fn a_cycle_spans_acquisition_to_idle_and_ends_at_backoff() {
     h.at(1_000);
     assert!(matches!(h.cmd(), Some(Command::ProbePending { .. })));
     h.at(1_005);
-    h.m.handle_probed(h.now, Err(StoreError::unavailable("x")));
+    h.m.handle(h.now, Outcome::Probed(Err(StoreError::unavailable("x"))));
     assert!(
         h.events().iter().any(|e| matches!(e, RelayEvent::CycleCompleted { elapsed } if *elapsed == Duration::from_millis(5))),
         "a failure ends the cycle before the backoff"
     );
+}
+
+#[test]
+fn readiness_and_every_ownership_change_are_events() {
+    // The driver decides nothing: its readiness flag and its notifier's owned set follow
+    // these events alone, so each change must be reported, whatever caused it.
+    let mut h = TestRelay::renewing();
+    h.start(&[], &[]);
+    let events = h.events();
+    assert!(
+        matches!(
+            events.as_slice(),
+            [RelayEvent::Joined, RelayEvent::OwnershipChanged { owned }, ..] if owned.is_empty()
+        ),
+        "the first answer makes the (empty) owned set known: {events:?}"
+    );
+    let now = h.idle_until_acquisition();
+    h.m.handle(now, Outcome::Acquired(Ok(vec![3])));
+    let events = h.events();
+    assert!(
+        !events.iter().any(|e| matches!(e, RelayEvent::Joined)),
+        "joined once"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RelayEvent::OwnershipChanged { owned } if owned == &[3]))
+    );
+    // Renewals never answer: the lease runs out by the local clock.
+    h.at(now.wall.as_millis() + 30_000);
+    while let Some(command) = h.cmd() {
+        assert!(
+            !matches!(
+                command,
+                Command::FetchBatch { .. } | Command::Publish { .. }
+            ),
+            "no work on an expired lease: {command:?}"
+        );
+    }
+    let events = h.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RelayEvent::OwnershipChanged { owned } if owned.is_empty())),
+        "an expiry is an ownership change too: {events:?}"
+    );
+    assert_eq!(h.m.owned().count(), 0);
 }

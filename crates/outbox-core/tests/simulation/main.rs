@@ -11,7 +11,10 @@
 //! SIM_SEED=<seed> cargo test -p outbox-core --test simulation -- --nocapture
 //! ```
 //!
-//! `SIM_SEEDS=<n>` changes how many seeds the default run covers.
+//! Each default run covers the [regression seeds](REGRESSION_SEEDS) plus a fresh window
+//! of `SIM_SEEDS` consecutive seeds (default [`DEFAULT_SEEDS`]) starting at a base drawn
+//! from the clock and printed, so successive CI runs look at different seeds. `SIM_SEED_BASE=<base>`
+//! pins the window (to replay a whole run).
 // Tests report failures by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -19,11 +22,21 @@ mod rng;
 mod world;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use world::{Stats, run};
 
-const DEFAULT_SEEDS: u64 = 2_000;
-const SEED_BASE: u64 = 0x5eed_0000;
+/// Seeds that once broke a guarantee. Every run replays them before its fresh window.
+const REGRESSION_SEEDS: &[u64] = &[
+    // A failed acquisition left the relay owning buckets it may have released (2ed3e9e).
+    1_592_590_700,
+    // A stopping relay still counted the buckets of its in-flight release as its own.
+    1_592_596_111,
+];
+/// Fresh seeds per default run, on top of the regression seeds.
+const DEFAULT_SEEDS: u64 = 10_000;
 
 fn replay_hint(seed: u64) -> String {
     format!(
@@ -31,37 +44,95 @@ fn replay_hint(seed: u64) -> String {
     )
 }
 
-fn run_seed(seed: u64, verbose: bool) -> Stats {
+fn run_seed(seed: u64, verbose: bool) -> Result<Stats, String> {
     match catch_unwind(AssertUnwindSafe(|| run(seed, verbose))) {
-        Ok(Ok(stats)) => stats,
-        Ok(Err(violation)) => panic!(
+        Ok(Ok(stats)) => Ok(stats),
+        Ok(Err(violation)) => Err(format!(
             "simulation seed {seed} broke a guarantee: {violation}\n{}",
             replay_hint(seed)
-        ),
-        Err(_) => panic!(
+        )),
+        Err(_) => Err(format!(
             "simulation seed {seed} panicked (see above)\n{}",
             replay_hint(seed)
-        ),
+        )),
+    }
+}
+
+fn env_number(name: &str) -> Option<u64> {
+    let value = std::env::var(name).ok()?;
+    Some(
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be a number, got {value:?}")),
+    )
+}
+
+/// A base that differs from run to run. Kept below 2^48 so a window never wraps.
+fn fresh_base() -> u64 {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    (nanos as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16
+}
+
+/// Runs `seeds` on every core (the seeds are independent); stops at the first failure.
+fn run_all(seeds: &[u64]) -> Result<Stats, String> {
+    let next = AtomicU64::new(0);
+    let failed = AtomicBool::new(false);
+    let total = Mutex::new(Stats::default());
+    let failure = Mutex::new(None);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let mut mine = Stats::default();
+                while !failed.load(Ordering::Relaxed) {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&seed) = usize::try_from(index).ok().and_then(|i| seeds.get(i)) else {
+                        break;
+                    };
+                    match run_seed(seed, false) {
+                        Ok(stats) => mine.add(&stats),
+                        Err(message) => {
+                            failed.store(true, Ordering::Relaxed);
+                            failure.lock().unwrap().get_or_insert(message);
+                        }
+                    }
+                }
+                total.lock().unwrap().add(&mine);
+            });
+        }
+    });
+    match failure.into_inner().unwrap() {
+        Some(message) => Err(message),
+        None => Ok(total.into_inner().unwrap()),
     }
 }
 
 #[test]
 fn relays_lose_nothing_under_injected_faults() {
-    if let Ok(seed) = std::env::var("SIM_SEED") {
-        let seed: u64 = seed.parse().expect("SIM_SEED must be a number");
-        let stats = run_seed(seed, true);
+    if let Some(seed) = env_number("SIM_SEED") {
+        let stats = run_seed(seed, true).unwrap_or_else(|message| panic!("{message}"));
         println!("seed {seed}: {stats:?}");
         return;
     }
-    let seeds: u64 = std::env::var("SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_SEEDS);
-    let mut total = Stats::default();
-    for seed in SEED_BASE..SEED_BASE + seeds {
-        total.add(&run_seed(seed, false));
-    }
-    println!("{seeds} seeds: {total:?}");
+    let seeds = env_number("SIM_SEEDS").unwrap_or(DEFAULT_SEEDS);
+    let base = env_number("SIM_SEED_BASE").unwrap_or_else(fresh_base);
+    println!(
+        "simulation: regression seeds {REGRESSION_SEEDS:?} and seeds {base}..{}; \
+         replay this window with: SIM_SEED_BASE={base} SIM_SEEDS={seeds} \
+         cargo test -p outbox-core --test simulation -- --nocapture",
+        base + seeds
+    );
+    let all: Vec<u64> = REGRESSION_SEEDS
+        .iter()
+        .copied()
+        .chain(base..base + seeds)
+        .collect();
+    let total = run_all(&all).unwrap_or_else(|message| {
+        panic!("{message}\n(window: SIM_SEED_BASE={base} SIM_SEEDS={seeds})")
+    });
+    println!("{} seeds: {total:?}", all.len());
     // The simulation must actually exercise what it claims to: a run of this size that
     // never crashed a relay, never paused one past its lease, never lost an ack or
     // never produced a duplicate would prove nothing.

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use outbox_core::testing::{MemoryStore, MemoryTransaction};
 use outbox_core::{
-    Command, EnqueueConfig, Hint, LeaseRequest, Misconfiguration, OutboxMessage, OutboxStore,
-    PublishError, PublishOutcome, RelayEvent, RelayMachine, RelayOptions, RenewOutcome,
+    Command, EnqueueConfig, Hint, LeaseRequest, Misconfiguration, Monotonic, Now, OutboxMessage,
+    OutboxStore, Outcome, PublishError, PublishOutcome, RelayEvent, RelayMachine, RelayOptions,
     StoreCapabilities, StoreError, Timestamp, Uuid,
 };
 
@@ -155,7 +155,8 @@ enum Slot {
     Renew,
 }
 
-enum Ev {
+/// Something scheduled to happen in the simulated world at a given instant.
+enum Happening {
     Wake {
         relay: usize,
     },
@@ -168,7 +169,7 @@ enum Ev {
     Done {
         relay: usize,
         generation: u32,
-        result: Res,
+        result: Outcome,
     },
     Hint {
         relay: usize,
@@ -184,16 +185,6 @@ enum Ev {
     },
 }
 
-enum Res {
-    Acquired(Result<Vec<i32>, StoreError>),
-    Probed(Result<Vec<i32>, StoreError>),
-    Fetched(Result<Vec<OutboxMessage>, StoreError>),
-    Published(PublishOutcome),
-    Marked(Result<(), StoreError>),
-    Renewed(Result<RenewOutcome, StoreError>),
-    Released(Result<(), StoreError>),
-}
-
 struct RelaySim {
     machine: Option<RelayMachine>,
     generation: u32,
@@ -204,6 +195,8 @@ struct RelaySim {
     /// The last publish's batch and how much of it was reported acknowledged.
     last_ack: Option<(Arc<[OutboxMessage]>, usize)>,
     owned_before: BTreeSet<i32>,
+    /// When the current process started: the origin of its monotonic clock.
+    mono_origin: u64,
 }
 
 struct Record {
@@ -225,7 +218,7 @@ struct World {
     now: u64,
     seq: u64,
     queue: BinaryHeap<(Reverse<u64>, Reverse<u64>, usize)>,
-    events: HashMap<usize, Ev>,
+    events: HashMap<usize, Happening>,
     next_event: usize,
     store: MemoryStore,
     relays: Vec<RelaySim>,
@@ -297,13 +290,14 @@ pub fn run(seed: u64, verbose: bool) -> Result<Stats, String> {
             restart_pending: false,
             last_ack: None,
             owned_before: BTreeSet::new(),
+            mono_origin: 0,
         });
         let start = world.rng.range(0, 2_000);
-        world.push(start, Ev::Restart { relay: r });
+        world.push(start, Happening::Restart { relay: r });
         world.relays[r].restart_pending = true;
     }
-    world.push(0, Ev::WriterTick);
-    world.push(world.sc.write_ms / 10, Ev::FaultTick);
+    world.push(0, Happening::WriterTick);
+    world.push(world.sc.write_ms / 10, Happening::FaultTick);
     world.run_loop()?;
     world.final_checks()?;
     Ok(world.stats)
@@ -322,7 +316,7 @@ fn ready<F: Future>(future: F) -> F::Output {
 }
 
 impl World {
-    fn push(&mut self, at: u64, ev: Ev) {
+    fn push(&mut self, at: u64, ev: Happening) {
         let id = self.next_event;
         self.next_event += 1;
         self.seq += 1;
@@ -334,8 +328,14 @@ impl World {
         self.now < self.sc.write_ms
     }
 
-    fn local(&self, relay: usize) -> Timestamp {
-        Timestamp::from_millis(EPOCH_MS + self.now as i64 + self.relays[relay].skew)
+    /// Relay `relay`'s clocks: its wall clock is skewed; its monotonic clock counts from
+    /// the start of its current process.
+    fn local(&self, relay: usize) -> Now {
+        let rs = &self.relays[relay];
+        Now::new(
+            Timestamp::from_millis(EPOCH_MS + self.now as i64 + rs.skew),
+            Monotonic::from_millis(self.now - rs.mono_origin),
+        )
     }
 
     fn options(&self, relay: usize) -> RelayOptions {
@@ -387,21 +387,21 @@ impl World {
         Ok(())
     }
 
-    fn handle(&mut self, ev: Ev) -> Result<(), String> {
+    fn handle(&mut self, ev: Happening) -> Result<(), String> {
         match ev {
-            Ev::Wake { relay } => {
+            Happening::Wake { relay } => {
                 if self.relays[relay].wake_at.is_some_and(|w| w <= self.now) {
                     self.relays[relay].wake_at = None;
                 }
                 self.drive(relay)
             }
-            Ev::Exec {
+            Happening::Exec {
                 relay,
                 generation,
                 slot,
                 command,
             } => self.exec(relay, generation, slot, command),
-            Ev::Done {
+            Happening::Done {
                 relay,
                 generation,
                 result,
@@ -415,7 +415,7 @@ impl World {
                     let resume = self.relays[relay].paused_until;
                     self.push(
                         resume,
-                        Ev::Done {
+                        Happening::Done {
                             relay,
                             generation,
                             result,
@@ -427,24 +427,16 @@ impl World {
                 let Some(m) = self.relays[relay].machine.as_mut() else {
                     return Ok(());
                 };
-                match result {
-                    Res::Acquired(r) => m.handle_acquired(local, r),
-                    Res::Probed(r) => m.handle_probed(local, r),
-                    Res::Fetched(r) => m.handle_fetched(local, r),
-                    Res::Published(o) => m.handle_published(local, o),
-                    Res::Marked(r) => m.handle_marked(local, r),
-                    Res::Renewed(r) => m.handle_renewed(local, r),
-                    Res::Released(r) => m.handle_released(local, r),
-                }
+                m.handle(local, result);
                 self.drive(relay)
             }
-            Ev::Hint { relay, hint } => {
+            Happening::Hint { relay, hint } => {
                 if self.relays[relay].machine.is_none() {
                     return Ok(());
                 }
                 if self.now < self.relays[relay].paused_until {
                     let resume = self.relays[relay].paused_until;
-                    self.push(resume, Ev::Hint { relay, hint });
+                    self.push(resume, Happening::Hint { relay, hint });
                     return Ok(());
                 }
                 let local = self.local(relay);
@@ -454,29 +446,29 @@ impl World {
                 }
                 self.drive(relay)
             }
-            Ev::WriterTick => {
+            Happening::WriterTick => {
                 self.write();
                 if self.now < self.sc.write_ms {
                     let next = self.now + self.rng.range(10, 300);
-                    self.push(next, Ev::WriterTick);
+                    self.push(next, Happening::WriterTick);
                 }
                 Ok(())
             }
-            Ev::Commit { tx } => {
+            Happening::Commit { tx } => {
                 self.commit(tx);
                 Ok(())
             }
-            Ev::FaultTick => {
+            Happening::FaultTick => {
                 self.inject_fault()?;
                 if self.now < self.sc.write_ms {
                     let next = self.now + self.rng.range(1_000, 8_000);
-                    self.push(next, Ev::FaultTick);
+                    self.push(next, Happening::FaultTick);
                 } else {
                     self.restart_everything();
                 }
                 Ok(())
             }
-            Ev::Restart { relay } => {
+            Happening::Restart { relay } => {
                 let rs = &mut self.relays[relay];
                 rs.restart_pending = false;
                 if rs.machine.is_some() {
@@ -487,6 +479,7 @@ impl World {
                 rs.wake_at = None;
                 rs.last_ack = None;
                 rs.owned_before.clear();
+                rs.mono_origin = self.now;
                 let options = self.options(relay);
                 let caps = StoreCapabilities {
                     lease_renewal: self.sc.renewal,
@@ -558,7 +551,7 @@ impl World {
                     self.kill(relay);
                     let at = self.now + self.rng.range(1_000, 5_000);
                     self.relays[relay].restart_pending = true;
-                    self.push(at, Ev::Restart { relay });
+                    self.push(at, Happening::Restart { relay });
                     return Ok(());
                 }
                 other => {
@@ -577,7 +570,7 @@ impl World {
             self.kill(relay);
             let at = self.now + self.rng.range(100, 10_000);
             self.relays[relay].restart_pending = true;
-            self.push(at, Ev::Restart { relay });
+            self.push(at, Happening::Restart { relay });
             return Ok(());
         }
         for command in issued {
@@ -595,7 +588,7 @@ impl World {
             }
             self.push(
                 self.now + latency,
-                Ev::Exec {
+                Happening::Exec {
                     relay,
                     generation,
                     slot,
@@ -608,12 +601,16 @@ impl World {
             .as_ref()
             .and_then(RelayMachine::poll_timeout);
         if let Some(deadline) = deadline {
-            let true_ms = deadline.as_millis() - EPOCH_MS - self.relays[relay].skew;
-            let at = u64::try_from(true_ms).unwrap_or(0).max(self.now + 1);
+            let since_start =
+                u64::try_from(deadline.since_origin().as_millis()).unwrap_or(u64::MAX);
+            let at = self.relays[relay]
+                .mono_origin
+                .saturating_add(since_start)
+                .max(self.now + 1);
             let rs = &mut self.relays[relay];
             if rs.wake_at.is_none_or(|w| at < w || w <= self.now) {
                 rs.wake_at = Some(at);
-                self.push(at, Ev::Wake { relay });
+                self.push(at, Happening::Wake { relay });
             }
         }
         Ok(())
@@ -654,7 +651,7 @@ impl World {
             let resume = self.relays[relay].paused_until + self.rng.range(0, 20);
             self.push(
                 resume,
-                Ev::Exec {
+                Happening::Exec {
                     relay,
                     generation,
                     slot,
@@ -683,20 +680,20 @@ impl World {
                     now,
                 };
                 if is_store && fail_before {
-                    Res::Acquired(Err(unavailable()))
+                    Outcome::Acquired(Err(unavailable()))
                 } else {
                     let r = ready(self.store.acquire_leases(&request));
                     self.note_takeovers(relay, generation);
-                    Res::Acquired(if fail_after { Err(unavailable()) } else { r })
+                    Outcome::Acquired(if fail_after { Err(unavailable()) } else { r })
                 }
             }
-            Command::ProbePending { buckets } => Res::Probed(if fail_before {
+            Command::ProbePending { buckets } => Outcome::Probed(if fail_before {
                 Err(unavailable())
             } else {
                 let r = ready(self.store.buckets_with_pending(&buckets, bucket_count));
                 if fail_after { Err(unavailable()) } else { r }
             }),
-            Command::FetchBatch { bucket, limit } => Res::Fetched(if fail_before {
+            Command::FetchBatch { bucket, limit } => Outcome::Fetched(if fail_before {
                 Err(unavailable())
             } else {
                 let r = ready(self.store.next_batch(bucket, limit));
@@ -714,7 +711,7 @@ impl World {
                         row.id
                     ));
                 }
-                Res::Marked(if fail_before {
+                Outcome::Marked(if fail_before {
                     Err(unavailable())
                 } else {
                     let r = ready(self.store.mark_published(bucket, rows));
@@ -728,7 +725,7 @@ impl World {
                     lease_duration,
                     now,
                 };
-                Res::Renewed(if fail_before {
+                Outcome::Renewed(if fail_before {
                     Err(unavailable())
                 } else {
                     let r = ready(self.store.renew_leases(&request, &buckets));
@@ -736,9 +733,9 @@ impl World {
                 })
             }
             Command::Publish { batch, .. } => {
-                Res::Published(self.broker_append(relay, generation, &batch))
+                Outcome::Published(self.broker_append(relay, generation, &batch))
             }
-            Command::ReleaseLeases => Res::Released(if fail_before {
+            Command::ReleaseLeases => Outcome::Released(if fail_before {
                 Err(unavailable())
             } else {
                 let r = ready(self.store.release_leases(&relay_id));
@@ -752,7 +749,7 @@ impl World {
         let latency = self.rng.range(1, 30);
         self.push(
             self.now + latency,
-            Ev::Done {
+            Happening::Done {
                 relay,
                 generation,
                 result,
@@ -869,7 +866,7 @@ impl World {
             id,
         }));
         let tx_index = self.open.len() - 1;
-        self.push(self.now + delay, Ev::Commit { tx: tx_index });
+        self.push(self.now + delay, Happening::Commit { tx: tx_index });
     }
 
     fn commit(&mut self, tx_index: usize) {
@@ -896,10 +893,10 @@ impl World {
                 Hint::Bucket(bucket)
             };
             let delay = self.rng.range(0, 40);
-            self.push(self.now + delay, Ev::Hint { relay, hint });
+            self.push(self.now + delay, Happening::Hint { relay, hint });
             if self.rng.chance(f.hint_dup) {
                 let delay = self.rng.range(0, 200);
-                self.push(self.now + delay, Ev::Hint { relay, hint });
+                self.push(self.now + delay, Happening::Hint { relay, hint });
             }
         }
     }
@@ -935,7 +932,7 @@ impl World {
             self.kill(relay);
             let at = self.now + self.rng.range(100, 20_000);
             self.relays[relay].restart_pending = true;
-            self.push(at, Ev::Restart { relay });
+            self.push(at, Happening::Restart { relay });
         } else if self.rng.chance(f.stop) {
             // SIGTERM: the machine finishes what is in flight, hands its leases back and
             // stops; the process then exits and an orchestrator starts a new one.
@@ -955,7 +952,7 @@ impl World {
                 self.stats.long_pauses += 1;
             }
             self.relays[relay].paused_until = self.now + ms;
-            self.push(self.now + ms, Ev::Wake { relay });
+            self.push(self.now + ms, Happening::Wake { relay });
         }
         Ok(())
     }
@@ -964,7 +961,7 @@ impl World {
         for relay in 0..self.relays.len() {
             if self.relays[relay].machine.is_none() && !self.relays[relay].restart_pending {
                 self.relays[relay].restart_pending = true;
-                self.push(self.now + 1, Ev::Restart { relay });
+                self.push(self.now + 1, Happening::Restart { relay });
             }
         }
     }

@@ -1,0 +1,80 @@
+//! Event logging: the machine's events become log lines, metrics, readiness and the
+//! notifier's owned set.
+
+use std::sync::atomic::Ordering;
+
+use tracing::{debug, error, info, warn};
+
+use super::run_loop::Driver;
+use crate::relay::RelayEvent;
+
+impl<S, P> Driver<S, P> {
+    pub(super) fn report_events(&mut self) {
+        while let Some(event) = self.machine.poll_event() {
+            self.metrics.on_event(&event);
+            if matches!(event, RelayEvent::CycleCompleted { .. }) {
+                self.cycle_span = None;
+            }
+            match event {
+                RelayEvent::Joined => {
+                    self.ready.store(true, Ordering::Release);
+                    info!("joined: heartbeat recorded, share of the buckets known");
+                }
+                RelayEvent::OwnershipChanged { owned } => {
+                    self.notifier.set_owned(owned.iter().copied());
+                    info!(?owned, "owned buckets changed");
+                }
+                RelayEvent::LeaseExpired { buckets } => {
+                    warn!(buckets, "leases expired or were lost")
+                }
+                RelayEvent::Published {
+                    bucket,
+                    attempted,
+                    acknowledged,
+                    elapsed,
+                    ..
+                } => {
+                    debug!(
+                        bucket,
+                        attempted,
+                        acknowledged,
+                        elapsed_ms = elapsed.as_millis() as u64,
+                        "published"
+                    )
+                }
+                RelayEvent::PublishFailed { bucket, error } => {
+                    if error.is_permanent() {
+                        warn!(bucket, message_id = ?error.message_id, %error, "permanent publish failure; the row stays pending until fixed");
+                    } else {
+                        warn!(bucket, %error, "publish failed; retrying after backoff");
+                    }
+                }
+                RelayEvent::PublishCancelled { bucket } => {
+                    info!(bucket, "publish cancelled by shutdown")
+                }
+                RelayEvent::StoreFailed { operation, error } => {
+                    warn!(operation, %error, "store call failed")
+                }
+                RelayEvent::LeaseTooShortForPublish { remaining, needed } => error!(
+                    remaining_ms = remaining.as_millis() as u64,
+                    needed_ms = needed.as_millis() as u64,
+                    "lease too short for max_publish_duration plus lease_renew_interval; rows stay pending"
+                ),
+                RelayEvent::BackingOff {
+                    until,
+                    consecutive_failures,
+                } => {
+                    debug!(%until, consecutive_failures, "backing off")
+                }
+                RelayEvent::Fatal(error) => error!(%error, "relay stopped by a misconfiguration"),
+                RelayEvent::LeasesReleased { buckets } => {
+                    info!(buckets, "leases handed back for the other relays");
+                }
+                RelayEvent::Stopped => info!("relay stopped"),
+                RelayEvent::CycleCompleted { elapsed } => {
+                    debug!(elapsed_ms = elapsed.as_millis() as u64, "cycle completed")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The relay loop: feeds the machine its inputs (command outcomes, hints, timeouts,
+//! shutdown) and sleeps until the next of them.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tracing::info;
+
+use super::RelayError;
+use super::clock::Clock;
+use super::handle::{ABANDON, RUN};
+use super::local_notifier::LocalNotifier;
+use crate::metrics::RelayMetrics;
+use crate::publisher::Publisher;
+use crate::relay::{Command, Outcome, RelayMachine};
+use crate::store::OutboxStore;
+
+pub(super) type OpFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+pub(super) struct Driver<S, P> {
+    pub(super) machine: RelayMachine,
+    pub(super) clock: Clock,
+    pub(super) store: Arc<S>,
+    pub(super) publisher: Arc<P>,
+    pub(super) notifier: Arc<LocalNotifier>,
+    pub(super) control: watch::Receiver<u8>,
+    pub(super) metrics: Arc<RelayMetrics>,
+    /// Shared with the backlog sampler, for bucket-zero-only sampling.
+    pub(super) owns_bucket_zero: Arc<AtomicBool>,
+    pub(super) sampler: Option<JoinHandle<()>>,
+    pub(super) cycle_span: Option<tracing::Span>,
+    /// Set after the first successful acquisition (heartbeat recorded, share known).
+    pub(super) ready: Arc<AtomicBool>,
+}
+
+impl<S, P> Drop for Driver<S, P> {
+    fn drop(&mut self) {
+        // The sampler's query is cancelled with it; the relay's observations go with
+        // the last `RelayMetrics` reference.
+        if let Some(sampler) = self.sampler.take() {
+            sampler.abort();
+        }
+    }
+}
+
+impl<S: OutboxStore, P: Publisher> Driver<S, P> {
+    pub(super) async fn run(mut self) -> Result<(), RelayError> {
+        info!("relay started");
+        let mut main: Option<OpFuture> = None;
+        let mut renewal: Option<OpFuture> = None;
+        let mut hints = Vec::new();
+        let mut shutting_down = false;
+        let mut control_open = true;
+        loop {
+            let now = self.clock.now();
+            while let Some(command) = self.machine.poll_command(now) {
+                let is_renewal = matches!(command, Command::RenewLeases { .. });
+                let op = self.execute(command);
+                if is_renewal {
+                    renewal = Some(op)
+                } else {
+                    main = Some(op)
+                }
+            }
+            self.report_events();
+            self.owns_bucket_zero
+                .store(self.machine.may_act_on(0, now), Ordering::Release);
+            if self.machine.is_finished() {
+                break;
+            }
+            let sleep = self
+                .machine
+                .poll_timeout()
+                .map(|deadline| tokio::time::sleep_until(self.clock.instant(deadline)));
+            tokio::select! {
+                result = poll_slot(&mut main) => {
+                    main = None;
+                    self.complete(result);
+                }
+                result = poll_slot(&mut renewal) => {
+                    renewal = None;
+                    self.complete(result);
+                }
+                () = self.notifier.notified() => {
+                    self.notifier.take_hints(&mut hints);
+                    let now = self.clock.now();
+                    for hint in hints.drain(..) {
+                        self.machine.handle_hint(now, hint);
+                    }
+                }
+                () = sleep_opt(sleep) => self.machine.handle_timeout(self.clock.now()),
+                changed = self.control.changed(), if control_open => {
+                    let Ok(()) = changed else {
+                        // The handle was dropped: keep running, as documented.
+                        control_open = false;
+                        continue;
+                    };
+                    let state = *self.control.borrow_and_update();
+                    if state != RUN && !shutting_down {
+                        shutting_down = true;
+                        self.machine.handle_shutdown();
+                    }
+                    if state == ABANDON {
+                        if self.machine.is_publishing() {
+                            // Dropping the future cancels the publish; nothing is deleted.
+                            drop(main.take());
+                            self.machine.handle(self.clock.now(), Outcome::PublishCancelled);
+                        }
+                        self.report_events();
+                        info!("relay stopped, in-flight work abandoned");
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        match self.machine.fatal_error() {
+            Some(error) => Err(RelayError::Misconfigured(error.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn complete(&mut self, outcome: Outcome) {
+        self.machine.handle(self.clock.now(), outcome);
+    }
+}
+
+/// Awaits the future in `slot`, or never completes when the slot is empty.
+async fn poll_slot(slot: &mut Option<OpFuture>) -> Outcome {
+    match slot {
+        Some(future) => future.await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_opt(sleep: Option<tokio::time::Sleep>) {
+    match sleep {
+        Some(sleep) => sleep.await,
+        None => std::future::pending().await,
+    }
+}
