@@ -1,0 +1,71 @@
+//! Connection handling both bundled transports share: a time limit that turns into
+//! [`TransportError::Timeout`], and the lazily opened sending connection that is retried
+//! once on a fresh connection.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::sync::Mutex;
+
+use crate::transport::TransportError;
+
+/// Runs `call`, abandoning it after `limit` as a timeout of `operation`.
+pub(crate) async fn within<T>(
+    limit: Duration,
+    operation: &'static str,
+    call: impl Future<Output = Result<T, TransportError>>,
+) -> Result<T, TransportError> {
+    tokio::time::timeout(limit, call)
+        .await
+        .unwrap_or(Err(TransportError::Timeout {
+            operation,
+            after: limit,
+        }))
+}
+
+/// A transport's sending side: how to open a sending connection and send one batch on it.
+pub(crate) trait BatchSender: Sync {
+    /// The sending connection, kept between batches.
+    type Connection: Send;
+    /// One encoded batch.
+    type Batch: Sync + ?Sized;
+
+    /// Opens a sending connection (within the connect timeout).
+    fn open_sender(&self) -> impl Future<Output = Result<Self::Connection, TransportError>> + Send;
+
+    /// Sends `batch` on `connection` (within the send timeout).
+    fn send(
+        &self,
+        connection: &mut Self::Connection,
+        batch: &Self::Batch,
+    ) -> impl Future<Output = Result<(), TransportError>> + Send;
+}
+
+/// Sends `batch` with the connection kept in `slot`, opening one when there is none.
+///
+/// The connection is out of the slot while in use: if the caller's future is dropped
+/// mid-send, the connection (in an unknown protocol state) is dropped, and closed, with
+/// it. An idle connection may have been closed since the last batch (a server restart, a
+/// firewall, a client timeout), so a publish error on a kept connection gets one more try
+/// on a fresh one: a duplicate hint, should the first have gone out after all, is harmless.
+pub(crate) async fn send_on_slot<S: BatchSender>(
+    sender: &S,
+    slot: &Mutex<Option<S::Connection>>,
+    batch: &S::Batch,
+) -> Result<(), TransportError> {
+    let mut slot = slot.lock().await;
+    let mut connection = match slot.take() {
+        Some(mut connection) => match sender.send(&mut connection, batch).await {
+            Ok(()) => {
+                *slot = Some(connection);
+                return Ok(());
+            }
+            Err(TransportError::Publish(_)) => sender.open_sender().await?,
+            Err(error) => return Err(error),
+        },
+        None => sender.open_sender().await?,
+    };
+    sender.send(&mut connection, batch).await?;
+    *slot = Some(connection);
+    Ok(())
+}
