@@ -17,5 +17,6 @@ mod inbox;
 mod inbox_concurrency;
 mod late_commit;
 mod migrations;
+mod misconfigured;
 mod relay_e2e;
 mod transactions;
