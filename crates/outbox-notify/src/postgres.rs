@@ -54,7 +54,7 @@ use crate::builder::{Settings, TransportBuilder};
 use crate::channel::ChannelName;
 use crate::codec;
 use crate::config::ConfigError;
-use crate::connection::{BatchSender, send_on_slot, within};
+use crate::connection::{BatchSender, connected, publish_on_slot, published, subscribed, within};
 use crate::transport::{NotificationTransport, TransportError};
 
 /// The largest `NOTIFY` payload PostgreSQL accepts (it must be shorter than 8000 bytes).
@@ -75,6 +75,17 @@ pub struct PostgresTransport {
 
 /// Settings for a [`PostgresTransport`]; see [`PostgresTransport::builder`].
 pub type PostgresTransportBuilder = TransportBuilder<PgConnectOptions>;
+
+impl TransportBuilder<PgConnectOptions> {
+    /// Validates the settings. Connects nothing: the first send or listen does.
+    pub fn build(self) -> Result<PostgresTransport, ConfigError> {
+        let settings = self.validate(|url| Ok(url.parse::<PgConnectOptions>()?))?;
+        Ok(PostgresTransport {
+            settings,
+            sender: Mutex::new(None),
+        })
+    }
+}
 
 impl PostgresTransport {
     /// A transport on `channel` (use the same one on every writer and relay of the outbox
@@ -109,40 +120,26 @@ impl PostgresTransport {
             .acquire_timeout(self.settings.connect_timeout)
             .connect_lazy_with(self.settings.connection.clone());
         let subscribe = async {
-            let mut listener = PgListener::connect_with(&pool)
-                .await
-                .map_err(|e| TransportError::Connect(e.into()))?;
-            listener
-                .listen(self.channel().as_str())
-                .await
-                .map_err(|e| TransportError::Listen(e.into()))?;
+            let mut listener = connected(PgListener::connect_with(&pool).await)?;
+            subscribed(listener.listen(self.channel().as_str()).await)?;
             Ok(listener)
         };
         within(self.settings.connect_timeout, "subscribe", subscribe).await
     }
 }
 
-impl TransportBuilder<PgConnectOptions> {
-    /// Validates the settings. Connects nothing: the first send or listen does.
-    pub fn build(self) -> Result<PostgresTransport, ConfigError> {
-        let settings = self.validate(|url| Ok(url.parse::<PgConnectOptions>()?))?;
-        Ok(PostgresTransport {
-            settings,
-            sender: Mutex::new(None),
-        })
-    }
-}
-
 impl BatchSender for PostgresTransport {
     type Connection = PgConnection;
-    type Batch = [String];
+    type Batch = Vec<String>;
+    const MAX_PAYLOAD_BYTES: usize = MAX_PAYLOAD_BYTES;
+
+    fn batch(&self, payloads: Vec<String>) -> Self::Batch {
+        payloads
+    }
 
     async fn open_sender(&self) -> Result<Self::Connection, TransportError> {
-        let connect = async {
-            PgConnection::connect_with(&self.settings.connection)
-                .await
-                .map_err(|e| TransportError::Connect(e.into()))
-        };
+        let connect =
+            async { connected(PgConnection::connect_with(&self.settings.connection).await) };
         within(self.settings.connect_timeout, "connect", connect).await
     }
 
@@ -151,26 +148,15 @@ impl BatchSender for PostgresTransport {
         connection: &mut Self::Connection,
         batch: &Self::Batch,
     ) -> Result<(), TransportError> {
-        let send = async {
-            sqlx::query(SEND)
-                .bind(self.channel().as_str())
-                .bind(batch)
-                .execute(connection)
-                .await
-                .map(|_| ())
-                .map_err(|e| TransportError::Publish(e.into()))
-        };
+        let query = sqlx::query(SEND).bind(self.channel().as_str()).bind(batch);
+        let send = async { published(query.execute(connection).await) };
         within(self.settings.send_timeout, "publish", send).await
     }
 }
 
 impl NotificationTransport for PostgresTransport {
     async fn publish(&self, buckets: &[i32]) -> Result<(), TransportError> {
-        let payloads = codec::encode(buckets, MAX_PAYLOAD_BYTES);
-        if payloads.is_empty() {
-            return Ok(());
-        }
-        send_on_slot(self, &self.sender, &payloads).await
+        publish_on_slot(self, &self.sender, buckets).await
     }
 
     async fn listen(&self, on_hint: &(dyn Fn(i32) + Send + Sync)) -> Result<(), TransportError> {

@@ -51,7 +51,7 @@ use crate::builder::{Settings, TransportBuilder};
 use crate::channel::ChannelName;
 use crate::codec;
 use crate::config::ConfigError;
-use crate::connection::{BatchSender, send_on_slot, within};
+use crate::connection::{BatchSender, connected, publish_on_slot, published, subscribed, within};
 use crate::transport::{NotificationTransport, TransportError};
 
 /// Payload size per `PUBLISH`. Redis allows far more; this only keeps one message (and
@@ -80,6 +80,18 @@ impl fmt::Debug for RedisTransport {
 /// Settings for a [`RedisTransport`]; see [`RedisTransport::builder`].
 pub type RedisTransportBuilder = TransportBuilder<Client>;
 
+impl TransportBuilder<Client> {
+    /// Validates the settings. Connects nothing: the first send or listen does.
+    pub fn build(self) -> Result<RedisTransport, ConfigError> {
+        let settings =
+            self.validate(|url| Ok(url.into_connection_info().and_then(Client::open)?))?;
+        Ok(RedisTransport {
+            settings,
+            sender: Mutex::new(None),
+        })
+    }
+}
+
 impl RedisTransport {
     /// A transport on `channel` (use the same one on every writer and relay of the outbox
     /// table) for the server at `url`, for example `redis://127.0.0.1:6379/`.
@@ -100,37 +112,26 @@ impl RedisTransport {
     /// Connects and subscribes, both within the connect timeout.
     async fn subscribe(&self) -> Result<::redis::aio::PubSub, TransportError> {
         let subscribe = async {
-            let mut pubsub = self
-                .settings
-                .connection
-                .get_async_pubsub()
-                .await
-                .map_err(|e| TransportError::Connect(e.into()))?;
-            pubsub
-                .subscribe(self.channel().as_str())
-                .await
-                .map_err(|e| TransportError::Listen(e.into()))?;
+            let mut pubsub = connected(self.settings.connection.get_async_pubsub().await)?;
+            subscribed(pubsub.subscribe(self.channel().as_str()).await)?;
             Ok(pubsub)
         };
         within(self.settings.connect_timeout, "subscribe", subscribe).await
     }
 }
 
-impl TransportBuilder<Client> {
-    /// Validates the settings. Connects nothing: the first send or listen does.
-    pub fn build(self) -> Result<RedisTransport, ConfigError> {
-        let settings =
-            self.validate(|url| Ok(url.into_connection_info().and_then(Client::open)?))?;
-        Ok(RedisTransport {
-            settings,
-            sender: Mutex::new(None),
-        })
-    }
-}
-
 impl BatchSender for RedisTransport {
     type Connection = MultiplexedConnection;
     type Batch = ::redis::Pipeline;
+    const MAX_PAYLOAD_BYTES: usize = MAX_PAYLOAD_BYTES;
+
+    fn batch(&self, payloads: Vec<String>) -> Self::Batch {
+        let mut pipe = ::redis::pipe();
+        for payload in &payloads {
+            pipe.publish(self.channel().as_str(), payload).ignore();
+        }
+        pipe
+    }
 
     async fn open_sender(&self) -> Result<Self::Connection, TransportError> {
         let config = AsyncConnectionConfig::new()
@@ -139,11 +140,12 @@ impl BatchSender for RedisTransport {
         // The client's own connection timeout covers the TCP connect; this one also covers
         // the handshake that follows.
         let connect = async {
-            self.settings
-                .connection
-                .get_multiplexed_async_connection_with_config(&config)
-                .await
-                .map_err(|e| TransportError::Connect(e.into()))
+            connected(
+                self.settings
+                    .connection
+                    .get_multiplexed_async_connection_with_config(&config)
+                    .await,
+            )
         };
         within(self.settings.connect_timeout, "connect", connect).await
     }
@@ -153,27 +155,14 @@ impl BatchSender for RedisTransport {
         connection: &mut Self::Connection,
         batch: &Self::Batch,
     ) -> Result<(), TransportError> {
-        let send = async {
-            batch
-                .query_async::<()>(connection)
-                .await
-                .map_err(|e| TransportError::Publish(e.into()))
-        };
+        let send = async { published(batch.query_async::<()>(connection).await) };
         within(self.settings.send_timeout, "publish", send).await
     }
 }
 
 impl NotificationTransport for RedisTransport {
     async fn publish(&self, buckets: &[i32]) -> Result<(), TransportError> {
-        let payloads = codec::encode(buckets, MAX_PAYLOAD_BYTES);
-        if payloads.is_empty() {
-            return Ok(());
-        }
-        let mut pipe = ::redis::pipe();
-        for payload in &payloads {
-            pipe.publish(self.channel().as_str(), payload).ignore();
-        }
-        send_on_slot(self, &self.sender, &pipe).await
+        publish_on_slot(self, &self.sender, buckets).await
     }
 
     async fn listen(&self, on_hint: &(dyn Fn(i32) + Send + Sync)) -> Result<(), TransportError> {
