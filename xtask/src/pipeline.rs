@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
-use xtask::broker::{self, Broker};
+use xtask::broker;
 
 pub(crate) struct Steps {
     pub(crate) total: usize,
@@ -52,12 +52,7 @@ pub(crate) fn cmd_demo(args: &Args) -> Result<ExitCode> {
     let root = root();
     println!("cargo xtask demo");
     let mut steps = Steps { total: 2, done: 0 };
-    let mut started: Option<Broker> = None;
-    let brokers = steps.run("broker", || {
-        let (addr, broker) = ensure_broker(args, &root)?;
-        started = broker;
-        Ok(addr)
-    })?;
+    let (brokers, mut started) = steps.run("broker", || ensure_broker(args, &root))?;
     let result = steps.run("demo", || {
         run_cmd(
             Command::new(cargo())
@@ -90,12 +85,7 @@ pub(crate) fn cmd_bench(args: &Args) -> Result<ExitCode> {
     println!("cargo xtask bench {}", args.bench.join(" "));
     let mut steps = Steps { total: 3, done: 0 };
     steps.run("databases (PostgreSQL, MariaDB, Redis)", ensure_databases)?;
-    let mut started: Option<Broker> = None;
-    let brokers = steps.run("broker", || {
-        let (addr, broker) = ensure_broker(args, &root)?;
-        started = broker;
-        Ok(addr)
-    })?;
+    let (brokers, mut started) = steps.run("broker", || ensure_broker(args, &root))?;
     let version = broker_version(args, started.is_some());
     let outcome = steps.run("benchmark", || {
         run_bench(&root, &brokers, &version, &args.bench, &args.passthrough)
@@ -174,12 +164,7 @@ pub(crate) fn cmd_test(args: &Args) -> Result<ExitCode> {
 
     // Held until the end of this function: dropping it stops a broker we started, also
     // when a later step fails and `?` returns early.
-    let mut started: Option<Broker> = None;
-    let brokers = steps.run("broker", || {
-        let (addr, broker) = ensure_broker(args, &root)?;
-        started = broker;
-        Ok(addr)
-    })?;
+    let (brokers, mut started) = steps.run("broker", || ensure_broker(args, &root))?;
 
     let cargo = cargo();
     // Lint and tests; whatever happens, a broker we started is stopped afterwards.

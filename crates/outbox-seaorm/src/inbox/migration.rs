@@ -9,22 +9,9 @@ pub const INBOX_MIGRATION_NAME: &str = "m20251201_000002_create_outbox_inbox";
 
 /// Creates (and on `down`, drops) the inbox table and its `processed_at` index.
 /// Separate from [`Migration`](crate::Migration): a service that only produces needs no
-/// inbox, one that only consumes needs no outbox tables.
-///
-/// ```
-/// use sea_orm_migration::{MigrationTrait, MigratorTrait};
-///
-/// pub struct Migrator;
-///
-/// impl MigratorTrait for Migrator {
-///     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-///         vec![
-///             // ... your own migrations ...
-///             Box::new(outbox_seaorm::InboxMigration::default()),
-///         ]
-///     }
-/// }
-/// ```
+/// inbox, one that only consumes needs no outbox tables. Added to a `Migrator` the same
+/// way: `Box::new(outbox_seaorm::InboxMigration::default())` (the crate docs show a
+/// whole `Migrator` with it).
 ///
 /// With a custom [`InboxTable`], the migration name carries the schema and table
 /// (`m20251201_000002_create_outbox_inbox_billing_billing_inbox`), so several inboxes fit
