@@ -8,6 +8,7 @@ use std::time::Duration;
 use outbox_core::BoxError;
 use tokio::sync::Mutex;
 
+use crate::builder::Settings;
 use crate::codec;
 use crate::transport::TransportError;
 
@@ -46,6 +47,8 @@ pub(crate) async fn within<T>(
 pub(crate) trait BatchSender: Sync {
     /// The sending connection, kept between batches.
     type Connection: Send;
+    /// The backend's own connection settings.
+    type Native;
     /// One batch, ready to send.
     type Batch: Sync + Send;
     /// The largest payload one notification may carry.
@@ -54,10 +57,13 @@ pub(crate) trait BatchSender: Sync {
     /// The batch that sends these payloads (each one notification).
     fn batch(&self, payloads: Vec<String>) -> Self::Batch;
 
-    /// Opens a sending connection (within the connect timeout).
+    /// Opens a sending connection.
     fn open_sender(&self) -> impl Future<Output = Result<Self::Connection, TransportError>> + Send;
 
-    /// Sends `batch` on `connection` (within the send timeout).
+    /// The transport's connection settings and limits.
+    fn settings(&self) -> &Settings<Self::Native>;
+
+    /// Sends `batch` on `connection`.
     fn send(
         &self,
         connection: &mut Self::Connection,
@@ -86,17 +92,31 @@ pub(crate) async fn publish_on_slot<S: BatchSender>(
     let batch = &sender.batch(payloads);
     let mut slot = slot.lock().await;
     let mut connection = match slot.take() {
-        Some(mut connection) => match sender.send(&mut connection, batch).await {
+        Some(mut connection) => match send_within(sender, &mut connection, batch).await {
             Ok(()) => {
                 *slot = Some(connection);
                 return Ok(());
             }
-            Err(TransportError::Publish(_)) => sender.open_sender().await?,
+            Err(TransportError::Publish(_)) => open_within(sender).await?,
             Err(error) => return Err(error),
         },
-        None => sender.open_sender().await?,
+        None => open_within(sender).await?,
     };
-    sender.send(&mut connection, batch).await?;
+    send_within(sender, &mut connection, batch).await?;
     *slot = Some(connection);
     Ok(())
+}
+
+async fn send_within<S: BatchSender>(
+    sender: &S,
+    connection: &mut S::Connection,
+    batch: &S::Batch,
+) -> Result<(), TransportError> {
+    let limit = sender.settings().send_timeout;
+    within(limit, "publish", sender.send(connection, batch)).await
+}
+
+async fn open_within<S: BatchSender>(sender: &S) -> Result<S::Connection, TransportError> {
+    let limit = sender.settings().connect_timeout;
+    within(limit, "connect", sender.open_sender()).await
 }

@@ -129,6 +129,7 @@ impl PostgresTransport {
 }
 
 impl BatchSender for PostgresTransport {
+    type Native = PgConnectOptions;
     type Connection = PgConnection;
     type Batch = Vec<String>;
     const MAX_PAYLOAD_BYTES: usize = MAX_PAYLOAD_BYTES;
@@ -137,10 +138,12 @@ impl BatchSender for PostgresTransport {
         payloads
     }
 
+    fn settings(&self) -> &Settings<PgConnectOptions> {
+        &self.settings
+    }
+
     async fn open_sender(&self) -> Result<Self::Connection, TransportError> {
-        let connect =
-            async { connected(PgConnection::connect_with(&self.settings.connection).await) };
-        within(self.settings.connect_timeout, "connect", connect).await
+        connected(PgConnection::connect_with(&self.settings.connection).await)
     }
 
     async fn send(
@@ -149,8 +152,7 @@ impl BatchSender for PostgresTransport {
         batch: &Self::Batch,
     ) -> Result<(), TransportError> {
         let query = sqlx::query(SEND).bind(self.channel().as_str()).bind(batch);
-        let send = async { published(query.execute(connection).await) };
-        within(self.settings.send_timeout, "publish", send).await
+        published(query.execute(connection).await)
     }
 }
 

@@ -121,6 +121,7 @@ impl RedisTransport {
 }
 
 impl BatchSender for RedisTransport {
+    type Native = Client;
     type Connection = MultiplexedConnection;
     type Batch = ::redis::Pipeline;
     const MAX_PAYLOAD_BYTES: usize = MAX_PAYLOAD_BYTES;
@@ -133,21 +134,22 @@ impl BatchSender for RedisTransport {
         pipe
     }
 
+    fn settings(&self) -> &Settings<Client> {
+        &self.settings
+    }
+
     async fn open_sender(&self) -> Result<Self::Connection, TransportError> {
+        // The client's own connection timeout covers the TCP connect; the caller's limit
+        // also covers the handshake that follows.
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(self.settings.connect_timeout))
             .set_response_timeout(Some(self.settings.send_timeout));
-        // The client's own connection timeout covers the TCP connect; this one also covers
-        // the handshake that follows.
-        let connect = async {
-            connected(
-                self.settings
-                    .connection
-                    .get_multiplexed_async_connection_with_config(&config)
-                    .await,
-            )
-        };
-        within(self.settings.connect_timeout, "connect", connect).await
+        let connection = &self.settings.connection;
+        connected(
+            connection
+                .get_multiplexed_async_connection_with_config(&config)
+                .await,
+        )
     }
 
     async fn send(
@@ -155,8 +157,7 @@ impl BatchSender for RedisTransport {
         connection: &mut Self::Connection,
         batch: &Self::Batch,
     ) -> Result<(), TransportError> {
-        let send = async { published(batch.query_async::<()>(connection).await) };
-        within(self.settings.send_timeout, "publish", send).await
+        published(batch.query_async::<()>(connection).await)
     }
 }
 

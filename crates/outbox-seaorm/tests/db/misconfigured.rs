@@ -31,6 +31,16 @@ fn unmigrated_tables() -> OutboxTables {
         .unwrap()
 }
 
+/// One relay's first lease call: a heartbeat, then leases.
+fn lease_request() -> LeaseRequest<'static> {
+    LeaseRequest {
+        relay_id: "r1",
+        bucket_count: 4,
+        lease_duration: Duration::from_secs(30),
+        now: Timestamp::from_millis(1_000),
+    }
+}
+
 fn assert_names_the_migration(e: &StoreError) {
     assert!(e.is_fatal(), "a missing table must be fatal: {e:?}");
     assert!(
@@ -54,14 +64,8 @@ async fn missing_tables_are_fatal(tdb: Arc<TestDb>) {
     assert_names_the_migration(&e);
     assert!(e.to_string().contains(tables.messages()), "{e}");
 
-    let request = LeaseRequest {
-        relay_id: "r1",
-        bucket_count: 4,
-        lease_duration: Duration::from_secs(30),
-        now: Timestamp::from_millis(1_000),
-    };
     let e = store
-        .acquire_leases(&request)
+        .acquire_leases(&lease_request())
         .await
         .expect_err("acquiring leases in missing tables");
     assert_names_the_migration(&e);
@@ -81,15 +85,9 @@ async fn a_missing_column_is_fatal(tdb: Arc<TestDb>) {
         .execute_unprepared(&format!("ALTER TABLE {relays} DROP COLUMN last_seen_at_ms"))
         .await
         .unwrap();
-    let request = LeaseRequest {
-        relay_id: "r1",
-        bucket_count: 4,
-        lease_duration: Duration::from_secs(30),
-        now: Timestamp::from_millis(1_000),
-    };
     let e = tdb
         .store(&tables)
-        .acquire_leases(&request)
+        .acquire_leases(&lease_request())
         .await
         .expect_err("a heartbeat into a missing column");
     assert_names_the_migration(&e);
