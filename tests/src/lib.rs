@@ -26,6 +26,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod faults;
+pub mod forward;
 pub mod kafka;
 pub mod proxy;
 pub mod tls;

@@ -18,13 +18,13 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+
+use crate::forward::Forwarder;
 
 /// Kafka api key of Produce.
 pub const PRODUCE: i16 = 0;
@@ -58,24 +58,20 @@ struct Shared {
     faults: VecDeque<Rule>,
     requests: HashMap<i16, usize>,
     faults_applied: usize,
-    connections: Vec<JoinHandle<()>>,
 }
 
 /// A running proxy; dropping it stops listening and cuts every connection.
 pub struct Proxy {
-    addr: String,
-    upstream: String,
+    forwarder: Forwarder,
     kafka: bool,
-    refusing: Arc<AtomicBool>,
     shared: Arc<Mutex<Shared>>,
-    accept: JoinHandle<()>,
 }
 
 impl std::fmt::Debug for Proxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Proxy")
-            .field("addr", &self.addr)
-            .field("upstream", &self.upstream)
+            .field("addr", &self.addr())
+            .field("upstream", &self.upstream())
             .field("kafka", &self.kafka)
             .finish_non_exhaustive()
     }
@@ -111,37 +107,44 @@ impl Proxy {
         kafka: bool,
         tls: Option<tokio_rustls::TlsAcceptor>,
     ) -> io::Result<Proxy> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?.to_string();
         let shared = Arc::new(Mutex::new(Shared::default()));
-        let refusing = Arc::new(AtomicBool::new(false));
-        let accept = tokio::spawn(accept_loop(
-            listener,
-            upstream.to_owned(),
-            addr.clone(),
-            kafka,
-            tls,
-            Arc::clone(&shared),
-            Arc::clone(&refusing),
-        ));
+        // The proxy's own address is known only once it listens; Metadata rewriting needs it.
+        let own_addr = Arc::new(std::sync::OnceLock::<String>::new());
+        let (conn_shared, conn_addr) = (Arc::clone(&shared), Arc::clone(&own_addr));
+        let forwarder = Forwarder::start(upstream, move |client, server| {
+            let (shared, tls) = (Arc::clone(&conn_shared), tls.clone());
+            let own_addr = conn_addr.get().cloned().unwrap_or_default();
+            async move {
+                if let Some(acceptor) = tls {
+                    let Ok(client) = acceptor.accept(client).await else {
+                        return;
+                    };
+                    kafka_connection(client, server, own_addr, shared).await;
+                } else if kafka {
+                    kafka_connection(client, server, own_addr, shared).await;
+                } else {
+                    let (mut client, mut server) = (client, server);
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            }
+        })
+        .await?;
+        let _ = own_addr.set(forwarder.addr().to_owned());
         Ok(Proxy {
-            addr,
-            upstream: upstream.to_owned(),
+            forwarder,
             kafka,
-            refusing,
             shared,
-            accept,
         })
     }
 
     /// `127.0.0.1:PORT` where clients connect.
     pub fn addr(&self) -> &str {
-        &self.addr
+        self.forwarder.addr()
     }
 
     /// The address the proxy forwards to.
     pub fn upstream(&self) -> &str {
-        &self.upstream
+        self.forwarder.upstream()
     }
 
     fn shared(&self) -> MutexGuard<'_, Shared> {
@@ -150,14 +153,12 @@ impl Proxy {
 
     /// Closes every open connection (both sides); new ones are still accepted.
     pub fn cut_connections(&self) {
-        for task in self.shared().connections.drain(..) {
-            task.abort();
-        }
+        self.forwarder.cut_connections();
     }
 
     /// While `true`, new connections are accepted and closed at once.
     pub fn set_refusing(&self, refusing: bool) {
-        self.refusing.store(refusing, Ordering::SeqCst);
+        self.forwarder.set_refusing(refusing);
     }
 
     /// Applies `fault` to the next `times` requests with `api_key` (Kafka proxies only).
@@ -204,55 +205,6 @@ impl Proxy {
     /// How many queued faults have been applied.
     pub fn faults_applied(&self) -> usize {
         self.shared().faults_applied
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.accept.abort();
-        self.cut_connections();
-    }
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    upstream: String,
-    own_addr: String,
-    kafka: bool,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-    shared: Arc<Mutex<Shared>>,
-    refusing: Arc<AtomicBool>,
-) {
-    while let Ok((client, _)) = listener.accept().await {
-        if refusing.load(Ordering::SeqCst) {
-            drop(client);
-            continue;
-        }
-        let upstream = upstream.clone();
-        let own_addr = own_addr.clone();
-        let shared_conn = Arc::clone(&shared);
-        let tls = tls.clone();
-        let task = tokio::spawn(async move {
-            let Ok(server) = TcpStream::connect(&upstream).await else {
-                return;
-            };
-            let _ = client.set_nodelay(true);
-            let _ = server.set_nodelay(true);
-            if let Some(acceptor) = tls {
-                let Ok(client) = acceptor.accept(client).await else {
-                    return;
-                };
-                kafka_connection(client, server, own_addr, shared_conn).await;
-            } else if kafka {
-                kafka_connection(client, server, own_addr, shared_conn).await;
-            } else {
-                let (mut client, mut server) = (client, server);
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-            }
-        });
-        let mut shared = shared.lock().unwrap_or_else(|p| p.into_inner());
-        shared.connections.retain(|t| !t.is_finished());
-        shared.connections.push(task);
     }
 }
 

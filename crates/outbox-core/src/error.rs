@@ -42,6 +42,15 @@ pub enum Misconfiguration {
         /// The configured budget.
         budget_ms: u64,
     },
+    /// The database refuses the outbox's statements in a way no retry changes: a table or
+    /// column is missing, or the user lacks a grant. `fix` says what to do about it.
+    #[error("the database refuses the outbox statements ({problem}): {fix}")]
+    DatabaseSetup {
+        /// What the database said (with its error code).
+        problem: String,
+        /// What an operator has to do.
+        fix: String,
+    },
     /// Anything else a store or publisher knows to be permanent setup trouble.
     #[error("{0}")]
     Other(String),
@@ -131,6 +140,15 @@ mod tests {
     #[test]
     fn only_misconfiguration_is_fatal() {
         assert!(StoreError::from(Misconfiguration::MissingPublishBudget).is_fatal());
+        let setup = StoreError::from(Misconfiguration::DatabaseSetup {
+            problem: "no such table: outbox_messages".into(),
+            fix: "run the outbox migrations".into(),
+        });
+        assert!(setup.is_fatal());
+        assert!(
+            setup.to_string().contains("run the outbox migrations"),
+            "{setup}"
+        );
         assert!(!StoreError::unavailable("connection reset").is_fatal());
         assert!(!StoreError::Unsupported("lease renewal").is_fatal());
     }

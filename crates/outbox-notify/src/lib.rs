@@ -63,10 +63,14 @@
 #![warn(missing_docs)]
 
 mod backoff;
+#[cfg(any(feature = "postgres", feature = "redis"))]
+mod builder;
 mod channel;
 pub mod codec;
 #[cfg(any(feature = "postgres", feature = "redis"))]
 mod config;
+#[cfg(any(feature = "postgres", feature = "redis"))]
+mod connection;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
@@ -78,6 +82,8 @@ mod transport;
 mod workers;
 
 pub use backoff::{Backoff, BackoffError};
+#[cfg(any(feature = "postgres", feature = "redis"))]
+pub use builder::TransportBuilder;
 pub use channel::{ChannelError, ChannelName, MAX_CHANNEL_LEN};
 #[cfg(any(feature = "postgres", feature = "redis"))]
 pub use config::ConfigError;

@@ -43,19 +43,18 @@
 //! }
 //! ```
 
-use std::time::Duration;
-
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use sqlx::{Connection as _, PgConnection};
 use tokio::sync::Mutex;
-use tokio::time::timeout;
 use tracing::{info, warn};
 
 pub use sqlx::postgres::PgConnectOptions;
 
+use crate::builder::{Settings, TransportBuilder};
 use crate::channel::ChannelName;
 use crate::codec;
-use crate::config::{ConfigError, positive};
+use crate::config::ConfigError;
+use crate::connection::{BatchSender, connected, publish_on_slot, published, subscribed, within};
 use crate::transport::{NotificationTransport, TransportError};
 
 /// The largest `NOTIFY` payload PostgreSQL accepts (it must be shorter than 8000 bytes).
@@ -69,34 +68,30 @@ const SEND: &str = "SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS pay
 /// transport (sender) or the listen future (listener) is dropped.
 #[derive(Debug)]
 pub struct PostgresTransport {
-    channel: ChannelName,
-    connect_options: PgConnectOptions,
-    connect_timeout: Duration,
-    send_timeout: Duration,
+    settings: Settings<PgConnectOptions>,
     /// `None` until the first send, and again after a failed or cancelled one.
     sender: Mutex<Option<PgConnection>>,
 }
 
 /// Settings for a [`PostgresTransport`]; see [`PostgresTransport::builder`].
-#[derive(Debug, Clone)]
-pub struct PostgresTransportBuilder {
-    channel: ChannelName,
-    source: Source,
-    connect_timeout: Duration,
-    send_timeout: Duration,
-}
+pub type PostgresTransportBuilder = TransportBuilder<PgConnectOptions>;
 
-#[derive(Debug, Clone)]
-enum Source {
-    Url(String),
-    Options(Box<PgConnectOptions>),
+impl TransportBuilder<PgConnectOptions> {
+    /// Validates the settings. Connects nothing: the first send or listen does.
+    pub fn build(self) -> Result<PostgresTransport, ConfigError> {
+        let settings = self.validate(|url| Ok(url.parse::<PgConnectOptions>()?))?;
+        Ok(PostgresTransport {
+            settings,
+            sender: Mutex::new(None),
+        })
+    }
 }
 
 impl PostgresTransport {
     /// A transport on `channel` (use the same one on every writer and relay of the outbox
     /// table) for the database at `url`, for example `postgres://user@host:5432/db`.
     pub fn builder(channel: ChannelName, url: impl Into<String>) -> PostgresTransportBuilder {
-        PostgresTransportBuilder::new(channel, Source::Url(url.into()))
+        TransportBuilder::from_url(channel, url.into())
     }
 
     /// Like [`builder`](Self::builder), with connection options built in code (TLS,
@@ -105,28 +100,12 @@ impl PostgresTransport {
         channel: ChannelName,
         options: PgConnectOptions,
     ) -> PostgresTransportBuilder {
-        PostgresTransportBuilder::new(channel, Source::Options(Box::new(options)))
+        TransportBuilder::from_native(channel, options)
     }
 
     /// The channel this transport sends and listens on.
     pub fn channel(&self) -> &ChannelName {
-        &self.channel
-    }
-
-    async fn open_sender(&self) -> Result<PgConnection, TransportError> {
-        match timeout(
-            self.connect_timeout,
-            PgConnection::connect_with(&self.connect_options),
-        )
-        .await
-        {
-            Ok(Ok(connection)) => Ok(connection),
-            Ok(Err(error)) => Err(TransportError::Connect(error.into())),
-            Err(_) => Err(TransportError::Timeout {
-                operation: "connect",
-                after: self.connect_timeout,
-            }),
-        }
+        &self.settings.channel
     }
 
     /// Connects and subscribes, both within the connect timeout.
@@ -138,126 +117,59 @@ impl PostgresTransport {
             .min_connections(0)
             .idle_timeout(None)
             .max_lifetime(None)
-            .acquire_timeout(self.connect_timeout)
-            .connect_lazy_with(self.connect_options.clone());
+            .acquire_timeout(self.settings.connect_timeout)
+            .connect_lazy_with(self.settings.connection.clone());
         let subscribe = async {
-            let mut listener = PgListener::connect_with(&pool)
-                .await
-                .map_err(|e| TransportError::Connect(e.into()))?;
-            listener
-                .listen(self.channel.as_str())
-                .await
-                .map_err(|e| TransportError::Listen(e.into()))?;
+            let mut listener = connected(PgListener::connect_with(&pool).await)?;
+            subscribed(listener.listen(self.channel().as_str()).await)?;
             Ok(listener)
         };
-        timeout(self.connect_timeout, subscribe)
-            .await
-            .unwrap_or(Err(TransportError::Timeout {
-                operation: "subscribe",
-                after: self.connect_timeout,
-            }))
+        within(self.settings.connect_timeout, "subscribe", subscribe).await
     }
 }
 
-impl PostgresTransportBuilder {
-    fn new(channel: ChannelName, source: Source) -> Self {
-        PostgresTransportBuilder {
-            channel,
-            source,
-            connect_timeout: Duration::from_secs(5),
-            send_timeout: Duration::from_secs(5),
-        }
+impl BatchSender for PostgresTransport {
+    type Native = PgConnectOptions;
+    type Connection = PgConnection;
+    type Batch = Vec<String>;
+    const MAX_PAYLOAD_BYTES: usize = MAX_PAYLOAD_BYTES;
+
+    fn batch(&self, payloads: Vec<String>) -> Self::Batch {
+        payloads
     }
 
-    /// Limit on opening a connection and, for the listener, on subscribing. Default 5 s.
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
-        self
+    fn settings(&self) -> &Settings<PgConnectOptions> {
+        &self.settings
     }
 
-    /// Limit on one broadcast; a send that takes longer is abandoned together with its
-    /// connection. Default 5 s.
-    pub fn send_timeout(mut self, timeout: Duration) -> Self {
-        self.send_timeout = timeout;
-        self
+    async fn open_sender(&self) -> Result<Self::Connection, TransportError> {
+        connected(PgConnection::connect_with(&self.settings.connection).await)
     }
 
-    /// Validates the settings. Connects nothing: the first send or listen does.
-    pub fn build(self) -> Result<PostgresTransport, ConfigError> {
-        let connect_options = match self.source {
-            Source::Url(url) => url
-                .parse::<PgConnectOptions>()
-                .map_err(|e| ConfigError::InvalidUrl(e.into()))?,
-            Source::Options(options) => *options,
-        };
-        Ok(PostgresTransport {
-            channel: self.channel,
-            connect_options,
-            connect_timeout: positive("connect_timeout", self.connect_timeout)?,
-            send_timeout: positive("send_timeout", self.send_timeout)?,
-            sender: Mutex::new(None),
-        })
-    }
-}
-
-impl PostgresTransport {
     async fn send(
         &self,
-        connection: &mut PgConnection,
-        payloads: &[String],
+        connection: &mut Self::Connection,
+        batch: &Self::Batch,
     ) -> Result<(), TransportError> {
-        let send = sqlx::query(SEND)
-            .bind(self.channel.as_str())
-            .bind(payloads)
-            .execute(connection);
-        match timeout(self.send_timeout, send).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(error)) => Err(TransportError::Publish(error.into())),
-            Err(_) => Err(TransportError::Timeout {
-                operation: "publish",
-                after: self.send_timeout,
-            }),
-        }
+        let query = sqlx::query(SEND).bind(self.channel().as_str()).bind(batch);
+        published(query.execute(connection).await)
     }
 }
 
 impl NotificationTransport for PostgresTransport {
     async fn publish(&self, buckets: &[i32]) -> Result<(), TransportError> {
-        let payloads = codec::encode(buckets, MAX_PAYLOAD_BYTES);
-        if payloads.is_empty() {
-            return Ok(());
-        }
-        let mut slot = self.sender.lock().await;
-        // Out of the slot while in use: if this future is dropped mid-query, the connection
-        // (in an unknown protocol state) is dropped, and closed, with it.
-        let mut connection = match slot.take() {
-            Some(mut connection) => match self.send(&mut connection, &payloads).await {
-                Ok(()) => {
-                    *slot = Some(connection);
-                    return Ok(());
-                }
-                // An idle connection may have been closed by the server, a restart or a
-                // firewall since the last batch: one more try on a fresh one (a duplicate
-                // hint, should the first have gone out after all, is harmless).
-                Err(TransportError::Publish(_)) => self.open_sender().await?,
-                Err(error) => return Err(error),
-            },
-            None => self.open_sender().await?,
-        };
-        self.send(&mut connection, &payloads).await?;
-        *slot = Some(connection);
-        Ok(())
+        publish_on_slot(self, &self.sender, buckets).await
     }
 
     async fn listen(&self, on_hint: &(dyn Fn(i32) + Send + Sync)) -> Result<(), TransportError> {
         let mut listener = self.subscribe().await?;
-        info!(channel = %self.channel, "listening for commit hints");
+        info!(channel = %self.settings.channel, "listening for commit hints");
         loop {
             match listener.try_recv().await {
                 Ok(Some(notification)) => {
                     if !codec::decode(notification.payload(), on_hint) {
                         warn!(
-                            channel = %self.channel,
+                            channel = %self.settings.channel,
                             payload = codec::excerpt(notification.payload()),
                             "unreadable commit hint; treated as an unknown bucket"
                         );
@@ -266,7 +178,7 @@ impl NotificationTransport for PostgresTransport {
                 // The connection was lost; PgListener reconnected and subscribed again before
                 // returning (a failed reconnection comes back as an error instead).
                 Ok(None) => warn!(
-                    channel = %self.channel,
+                    channel = %self.settings.channel,
                     "the LISTEN connection was lost and reopened; hints sent meanwhile are lost"
                 ),
                 Err(error) => return Err(TransportError::Listen(error.into())),

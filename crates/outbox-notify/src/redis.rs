@@ -38,20 +38,20 @@
 //! ```
 
 use std::fmt;
-use std::time::Duration;
 
 use ::redis::aio::MultiplexedConnection;
 use ::redis::{AsyncConnectionConfig, IntoConnectionInfo};
 use futures::StreamExt as _;
 use tokio::sync::Mutex;
-use tokio::time::timeout;
 use tracing::{info, warn};
 
 pub use ::redis::Client;
 
+use crate::builder::{Settings, TransportBuilder};
 use crate::channel::ChannelName;
 use crate::codec;
-use crate::config::{ConfigError, positive};
+use crate::config::ConfigError;
+use crate::connection::{BatchSender, connected, publish_on_slot, published, subscribed, within};
 use crate::transport::{NotificationTransport, TransportError};
 
 /// Payload size per `PUBLISH`. Redis allows far more; this only keeps one message (and
@@ -62,10 +62,7 @@ pub const MAX_PAYLOAD_BYTES: usize = 65_536;
 /// [`listen`](NotificationTransport::listen) runs, one subscribed connection; they close
 /// when the transport (sender) or the listen future (subscription) is dropped.
 pub struct RedisTransport {
-    channel: ChannelName,
-    client: Client,
-    connect_timeout: Duration,
-    send_timeout: Duration,
+    settings: Settings<Client>,
     /// `None` until the first send, and again after a failed or cancelled one.
     sender: Mutex<Option<MultiplexedConnection>>,
 }
@@ -73,185 +70,105 @@ pub struct RedisTransport {
 impl fmt::Debug for RedisTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisTransport")
-            .field("channel", &self.channel)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("send_timeout", &self.send_timeout)
+            .field("channel", &self.settings.channel)
+            .field("connect_timeout", &self.settings.connect_timeout)
+            .field("send_timeout", &self.settings.send_timeout)
             .finish_non_exhaustive()
     }
 }
 
 /// Settings for a [`RedisTransport`]; see [`RedisTransport::builder`].
-#[derive(Debug, Clone)]
-pub struct RedisTransportBuilder {
-    channel: ChannelName,
-    source: Source,
-    connect_timeout: Duration,
-    send_timeout: Duration,
-}
+pub type RedisTransportBuilder = TransportBuilder<Client>;
 
-#[derive(Debug, Clone)]
-enum Source {
-    Url(String),
-    Client(Client),
-}
-
-impl RedisTransport {
-    /// A transport on `channel` (use the same one on every writer and relay of the outbox
-    /// table) for the server at `url`, for example `redis://127.0.0.1:6379/`.
-    pub fn builder(channel: ChannelName, url: impl Into<String>) -> RedisTransportBuilder {
-        RedisTransportBuilder::new(channel, Source::Url(url.into()))
-    }
-
-    /// Like [`builder`](Self::builder), with a client configured in code.
-    pub fn builder_with_client(channel: ChannelName, client: Client) -> RedisTransportBuilder {
-        RedisTransportBuilder::new(channel, Source::Client(client))
-    }
-
-    /// The channel this transport sends and listens on.
-    pub fn channel(&self) -> &ChannelName {
-        &self.channel
-    }
-
-    async fn open_sender(&self) -> Result<MultiplexedConnection, TransportError> {
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.connect_timeout))
-            .set_response_timeout(Some(self.send_timeout));
-        // The client's own connection timeout covers the TCP connect; this one also covers
-        // the handshake that follows.
-        match timeout(
-            self.connect_timeout,
-            self.client
-                .get_multiplexed_async_connection_with_config(&config),
-        )
-        .await
-        {
-            Ok(Ok(connection)) => Ok(connection),
-            Ok(Err(error)) => Err(TransportError::Connect(error.into())),
-            Err(_) => Err(TransportError::Timeout {
-                operation: "connect",
-                after: self.connect_timeout,
-            }),
-        }
-    }
-
-    /// Connects and subscribes, both within the connect timeout.
-    async fn subscribe(&self) -> Result<::redis::aio::PubSub, TransportError> {
-        let subscribe = async {
-            let mut pubsub = self
-                .client
-                .get_async_pubsub()
-                .await
-                .map_err(|e| TransportError::Connect(e.into()))?;
-            pubsub
-                .subscribe(self.channel.as_str())
-                .await
-                .map_err(|e| TransportError::Listen(e.into()))?;
-            Ok(pubsub)
-        };
-        timeout(self.connect_timeout, subscribe)
-            .await
-            .unwrap_or(Err(TransportError::Timeout {
-                operation: "subscribe",
-                after: self.connect_timeout,
-            }))
-    }
-}
-
-impl RedisTransportBuilder {
-    fn new(channel: ChannelName, source: Source) -> Self {
-        RedisTransportBuilder {
-            channel,
-            source,
-            connect_timeout: Duration::from_secs(5),
-            send_timeout: Duration::from_secs(5),
-        }
-    }
-
-    /// Limit on opening a connection and, for the listener, on subscribing. Default 5 s.
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
-        self
-    }
-
-    /// Limit on one broadcast; a send that takes longer is abandoned together with its
-    /// connection. Default 5 s.
-    pub fn send_timeout(mut self, timeout: Duration) -> Self {
-        self.send_timeout = timeout;
-        self
-    }
-
+impl TransportBuilder<Client> {
     /// Validates the settings. Connects nothing: the first send or listen does.
     pub fn build(self) -> Result<RedisTransport, ConfigError> {
-        let client = match self.source {
-            Source::Url(url) => url
-                .as_str()
-                .into_connection_info()
-                .and_then(Client::open)
-                .map_err(|e| ConfigError::InvalidUrl(e.into()))?,
-            Source::Client(client) => client,
-        };
+        let settings =
+            self.validate(|url| Ok(url.into_connection_info().and_then(Client::open)?))?;
         Ok(RedisTransport {
-            channel: self.channel,
-            client,
-            connect_timeout: positive("connect_timeout", self.connect_timeout)?,
-            send_timeout: positive("send_timeout", self.send_timeout)?,
+            settings,
             sender: Mutex::new(None),
         })
     }
 }
 
 impl RedisTransport {
+    /// A transport on `channel` (use the same one on every writer and relay of the outbox
+    /// table) for the server at `url`, for example `redis://127.0.0.1:6379/`.
+    pub fn builder(channel: ChannelName, url: impl Into<String>) -> RedisTransportBuilder {
+        TransportBuilder::from_url(channel, url.into())
+    }
+
+    /// Like [`builder`](Self::builder), with a client configured in code.
+    pub fn builder_with_client(channel: ChannelName, client: Client) -> RedisTransportBuilder {
+        TransportBuilder::from_native(channel, client)
+    }
+
+    /// The channel this transport sends and listens on.
+    pub fn channel(&self) -> &ChannelName {
+        &self.settings.channel
+    }
+
+    /// Connects and subscribes, both within the connect timeout.
+    async fn subscribe(&self) -> Result<::redis::aio::PubSub, TransportError> {
+        let subscribe = async {
+            let mut pubsub = connected(self.settings.connection.get_async_pubsub().await)?;
+            subscribed(pubsub.subscribe(self.channel().as_str()).await)?;
+            Ok(pubsub)
+        };
+        within(self.settings.connect_timeout, "subscribe", subscribe).await
+    }
+}
+
+impl BatchSender for RedisTransport {
+    type Native = Client;
+    type Connection = MultiplexedConnection;
+    type Batch = ::redis::Pipeline;
+    const MAX_PAYLOAD_BYTES: usize = MAX_PAYLOAD_BYTES;
+
+    fn batch(&self, payloads: Vec<String>) -> Self::Batch {
+        let mut pipe = ::redis::pipe();
+        for payload in &payloads {
+            pipe.publish(self.channel().as_str(), payload).ignore();
+        }
+        pipe
+    }
+
+    fn settings(&self) -> &Settings<Client> {
+        &self.settings
+    }
+
+    async fn open_sender(&self) -> Result<Self::Connection, TransportError> {
+        // The client's own connection timeout covers the TCP connect; the caller's limit
+        // also covers the handshake that follows.
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(self.settings.connect_timeout))
+            .set_response_timeout(Some(self.settings.send_timeout));
+        let connection = &self.settings.connection;
+        connected(
+            connection
+                .get_multiplexed_async_connection_with_config(&config)
+                .await,
+        )
+    }
+
     async fn send(
         &self,
-        connection: &mut MultiplexedConnection,
-        pipe: &::redis::Pipeline,
+        connection: &mut Self::Connection,
+        batch: &Self::Batch,
     ) -> Result<(), TransportError> {
-        match timeout(self.send_timeout, pipe.query_async::<()>(connection)).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(error)) => Err(TransportError::Publish(error.into())),
-            Err(_) => Err(TransportError::Timeout {
-                operation: "publish",
-                after: self.send_timeout,
-            }),
-        }
+        published(batch.query_async::<()>(connection).await)
     }
 }
 
 impl NotificationTransport for RedisTransport {
     async fn publish(&self, buckets: &[i32]) -> Result<(), TransportError> {
-        let payloads = codec::encode(buckets, MAX_PAYLOAD_BYTES);
-        if payloads.is_empty() {
-            return Ok(());
-        }
-        let mut pipe = ::redis::pipe();
-        for payload in &payloads {
-            pipe.publish(self.channel.as_str(), payload).ignore();
-        }
-        let mut slot = self.sender.lock().await;
-        // Out of the slot while in use: a cancelled or failed send drops the connection
-        // rather than leave a possibly broken one for the next batch.
-        let mut connection = match slot.take() {
-            Some(mut connection) => match self.send(&mut connection, &pipe).await {
-                Ok(()) => {
-                    *slot = Some(connection);
-                    return Ok(());
-                }
-                // An idle connection may have been closed since the last batch (a server
-                // restart, a client timeout): one more try on a fresh one (a duplicate
-                // hint, should the first have gone out after all, is harmless).
-                Err(TransportError::Publish(_)) => self.open_sender().await?,
-                Err(error) => return Err(error),
-            },
-            None => self.open_sender().await?,
-        };
-        self.send(&mut connection, &pipe).await?;
-        *slot = Some(connection);
-        Ok(())
+        publish_on_slot(self, &self.sender, buckets).await
     }
 
     async fn listen(&self, on_hint: &(dyn Fn(i32) + Send + Sync)) -> Result<(), TransportError> {
         let mut pubsub = self.subscribe().await?;
-        info!(channel = %self.channel, "listening for commit hints");
+        info!(channel = %self.settings.channel, "listening for commit hints");
         let mut messages = pubsub.on_message();
         while let Some(message) = messages.next().await {
             let readable = std::str::from_utf8(message.get_payload_bytes())
@@ -262,7 +179,7 @@ impl NotificationTransport for RedisTransport {
                 });
             if !readable {
                 warn!(
-                    channel = %self.channel,
+                    channel = %self.settings.channel,
                     payload = codec::excerpt(&String::from_utf8_lossy(message.get_payload_bytes())),
                     "unreadable commit hint; treated as an unknown bucket"
                 );

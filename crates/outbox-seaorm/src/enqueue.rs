@@ -189,19 +189,11 @@ pub async fn insert_rows<C: ConnectionTrait>(
     rows: &[OutboxMessage],
 ) -> Result<(), EnqueueError> {
     Backend::try_from(conn.get_database_backend())?;
-    use message::Column as C;
     for (chunk_index, chunk) in rows.chunks(ROWS_PER_INSERT).enumerate() {
         let mut insert = Query::insert();
-        insert.into_table(tables.messages_name()).columns([
-            C::MessageId,
-            C::Bucket,
-            C::Topic,
-            C::Key,
-            C::Value,
-            C::Headers,
-            C::Partition,
-            C::CreatedAt,
-        ]);
+        insert
+            .into_table(tables.messages_name())
+            .columns(message::INSERTED_COLUMNS);
         for (i, m) in chunk.iter().enumerate() {
             let index = chunk_index * ROWS_PER_INSERT + i;
             let created_at =

@@ -269,6 +269,7 @@
 
 mod backend;
 pub mod ddl;
+mod ddl_migration;
 mod enqueue;
 pub mod entity;
 mod error;
@@ -279,6 +280,7 @@ mod tables;
 mod transaction;
 
 pub use backend::{Backend, UnsupportedBackend};
+pub use ddl_migration::DdlMigration;
 pub use enqueue::{EnqueueTarget, Enqueued, Hook, Outbox, insert_rows};
 pub use error::EnqueueError;
 pub use inbox::{

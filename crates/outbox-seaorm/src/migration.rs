@@ -1,10 +1,7 @@
 //! The sea-orm-migration [`Migration`] that creates the outbox tables.
 
-use sea_orm::{ConnectionTrait, DbErr};
-use sea_orm_migration::{MigrationName, MigrationTrait, SchemaManager};
-
-use crate::backend::Backend;
 use crate::ddl;
+use crate::ddl_migration::{DdlMigration, migration_name};
 use crate::tables::OutboxTables;
 
 /// Name recorded in the migration table for the default tables.
@@ -36,11 +33,7 @@ pub const MIGRATION_NAME: &str = "m20251201_000001_create_outbox_tables";
 /// The statements are those of [`ddl::create_statements`]; `migrations/*.sql` in the
 /// repository holds them rendered for review. On PostgreSQL a custom schema is created
 /// when missing; on MySQL (database) and SQLite (attached database) it must exist.
-#[derive(Debug, Clone)]
-pub struct Migration {
-    tables: OutboxTables,
-    name: String,
-}
+pub type Migration = DdlMigration<OutboxTables>;
 
 impl Default for Migration {
     fn default() -> Self {
@@ -51,53 +44,25 @@ impl Default for Migration {
 impl Migration {
     /// The migration for these tables.
     pub fn new(tables: OutboxTables) -> Self {
-        let name = if tables.is_default() {
-            MIGRATION_NAME.to_owned()
-        } else {
-            let schema = tables.schema().map(|s| format!("{s}_")).unwrap_or_default();
-            format!("{MIGRATION_NAME}_{schema}{}", tables.messages())
-        };
-        Migration { tables, name }
+        let name = migration_name(
+            MIGRATION_NAME,
+            tables.is_default(),
+            tables.schema(),
+            tables.messages(),
+        );
+        DdlMigration::with_statements(name, tables, ddl::create_statements, ddl::drop_statements)
     }
 
     /// The tables it creates.
     pub fn tables(&self) -> &OutboxTables {
-        &self.tables
+        self.tables_ref()
     }
-}
-
-impl MigrationName for Migration {
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-#[async_trait::async_trait]
-impl MigrationTrait for Migration {
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let backend = backend(manager)?;
-        for sql in ddl::create_statements(backend, &self.tables) {
-            manager.get_connection().execute_unprepared(&sql).await?;
-        }
-        Ok(())
-    }
-
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let backend = backend(manager)?;
-        for sql in ddl::drop_statements(backend, &self.tables) {
-            manager.get_connection().execute_unprepared(&sql).await?;
-        }
-        Ok(())
-    }
-}
-
-fn backend(manager: &SchemaManager) -> Result<Backend, DbErr> {
-    Backend::try_from(manager.get_database_backend()).map_err(|e| DbErr::Migration(e.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sea_orm_migration::MigrationName;
 
     #[test]
     fn names_are_unique_per_outbox() {

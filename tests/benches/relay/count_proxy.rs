@@ -12,9 +12,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+use outbox_tests::forward::Forwarder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
+use tokio::net::TcpStream;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
@@ -28,9 +28,8 @@ pub type Counts = BTreeMap<String, u64>;
 type Classify = Arc<dyn Fn(&str) -> String + Send + Sync>;
 
 pub struct CountingProxy {
-    addr: String,
+    forwarder: Forwarder,
     counts: Arc<Mutex<Counts>>,
-    accept: JoinHandle<()>,
 }
 
 impl CountingProxy {
@@ -41,41 +40,25 @@ impl CountingProxy {
         protocol: Protocol,
         classify: impl Fn(&str) -> String + Send + Sync + 'static,
     ) -> CountingProxy {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
         let counts: Arc<Mutex<Counts>> = Arc::default();
         let classify: Classify = Arc::new(classify);
-        let upstream = upstream.to_owned();
         let shared = Arc::clone(&counts);
-        let accept = tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
-                let Ok(server) = TcpStream::connect(&upstream).await else {
-                    continue;
-                };
-                let (counts, classify) = (Arc::clone(&shared), Arc::clone(&classify));
-                tokio::spawn(relay_connection(client, server, protocol, counts, classify));
-            }
-        });
-        CountingProxy {
-            addr,
-            counts,
-            accept,
-        }
+        let forwarder = Forwarder::start(upstream, move |client, server| {
+            let (counts, classify) = (Arc::clone(&shared), Arc::clone(&classify));
+            relay_connection(client, server, protocol, counts, classify)
+        })
+        .await
+        .unwrap();
+        CountingProxy { forwarder, counts }
     }
 
     pub fn addr(&self) -> &str {
-        &self.addr
+        self.forwarder.addr()
     }
 
     /// The counts so far, resetting them.
     pub fn take(&self) -> Counts {
         std::mem::take(&mut *self.counts.lock().unwrap())
-    }
-}
-
-impl Drop for CountingProxy {
-    fn drop(&mut self) {
-        self.accept.abort();
     }
 }
 

@@ -3,7 +3,7 @@
 
 use outbox_core::{EnqueueConfig, OutboxMessage};
 use outbox_seaorm::OutboxTables;
-use outbox_seaorm::entity::message::Column as C;
+use outbox_seaorm::entity::message::{Column as C, INSERTED_COLUMNS};
 use outbox_seaorm::insert_rows;
 use sea_orm::sea_query::{Alias, Expr, Order, Query};
 use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait};
@@ -76,16 +76,7 @@ pub async fn copy(
     }
     let insert = Query::insert()
         .into_table(to.messages_ref())
-        .columns([
-            C::MessageId,
-            C::Bucket,
-            C::Topic,
-            C::Key,
-            C::Value,
-            C::Headers,
-            C::Partition,
-            C::CreatedAt,
-        ])
+        .columns(INSERTED_COLUMNS)
         .select_from(select)
         .unwrap()
         .to_owned();

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use outbox_core::OutboxMessage;
 use outbox_core::bucket::partition_for_key;
-use outbox_seaorm::entity::message::{Column as C, Model};
+use outbox_seaorm::entity::message::{COLUMNS, Column as C, Model};
 use rskafka::client::partition::{Compression, UnknownTopicHandling};
 use rskafka::record::Record;
 use sea_orm::prelude::DateTimeUtc;
@@ -56,17 +56,7 @@ pub async fn run(env: &Env, shared: &mut Shared, report: &mut Report) {
         let txn = db.begin().await.unwrap();
         let mut select = Query::select();
         select
-            .columns([
-                C::Id,
-                C::MessageId,
-                C::Bucket,
-                C::Topic,
-                C::Key,
-                C::Value,
-                C::Headers,
-                C::Partition,
-                C::CreatedAt,
-            ])
+            .columns(COLUMNS)
             .from(tables.messages_ref())
             .order_by(C::Id, Order::Asc)
             .limit(BATCH as u64);

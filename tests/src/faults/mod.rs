@@ -8,16 +8,19 @@
 //! | [`RelayProcess`] | one `outbox-relay` process: signals (`kill -9`, SIGSTOP, SIGCONT, SIGTERM), `/metrics`, its log; killed when dropped |
 //! | [`Writer`] | a tokio task enqueuing `(key, seq)` records in transactions at a steady rate, remembering a record only once its commit succeeded |
 //! | [`checker`] | reads the topic back and checks no loss, per-key order of first deliveries, message ids, duplicates |
+//! | [`Scenario`] | what every scenario repeats: its deadline, relays and writer on one bucket count, the fair lease split, draining and checking the topic |
 //!
 //! Everything has a deadline, so a hung scenario fails instead of hanging.
 
 pub mod checker;
 mod env;
 mod relay;
+mod scenario;
 mod writer;
 
 pub use env::FaultEnv;
 pub use relay::{RelayProcess, RelaySpec};
+pub use scenario::{Scenario, acknowledged, await_acknowledged, log_tails, run_within};
 /// Message ids, for tests whose crate does not depend on `uuid` itself.
 pub use uuid::Uuid;
 pub use writer::{Committed, Writer, WriterReport};

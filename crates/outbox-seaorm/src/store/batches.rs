@@ -107,17 +107,7 @@ pub(crate) async fn next_batch(
         return Ok(Vec::new());
     }
     let stmt = Query::select()
-        .columns([
-            C::Id,
-            C::MessageId,
-            C::Bucket,
-            C::Topic,
-            C::Key,
-            C::Value,
-            C::Headers,
-            C::Partition,
-            C::CreatedAt,
-        ])
+        .columns(message::COLUMNS)
         .from(tables.messages_name())
         .and_where(Expr::col(C::Bucket).eq(bucket))
         .order_by(C::Id, Order::Asc)

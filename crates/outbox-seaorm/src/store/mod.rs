@@ -7,6 +7,7 @@
 //! store only executes, in a few statements whatever the bucket count (see [`leases`]).
 
 mod batches;
+mod db_error;
 mod leases;
 mod metrics;
 
@@ -118,9 +119,12 @@ impl SeaOrmStore {
     }
 }
 
-/// Driver errors are retryable: the relay backs off and keeps every row.
+/// Every failed statement of the store maps here: a missing table, column or grant is
+/// fatal misconfiguration (see [`db_error`]); every other driver error is retryable, so
+/// the relay backs off and keeps every row. (The name predates the split; the lease code
+/// calls it too.)
 pub(crate) fn unavailable(e: DbErr) -> StoreError {
-    StoreError::unavailable(e)
+    db_error::store_error(e)
 }
 
 impl OutboxStore for SeaOrmStore {

@@ -18,5 +18,6 @@ mod inbox_concurrency;
 mod late_commit;
 mod lease_round_trips;
 mod migrations;
+mod misconfigured;
 mod relay_e2e;
 mod transactions;

@@ -11,46 +11,30 @@
 //! writes nothing). After continuing it must log `leases expired or were lost`, and
 //! every publish but one (the batch in flight when it froze, which completes but deletes
 //! nothing) must be for a bucket in the lease set it most recently announced.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use outbox_tests::faults::{FaultEnv, RelayProcess, RelaySpec, Writer, checker, eventually};
+use outbox_tests::faults::{
+    RelayProcess, Scenario, await_acknowledged, eventually, log_tails, run_within,
+};
 
-const BIN: &str = env!("CARGO_BIN_EXE_outbox-relay");
+use crate::BIN;
+
 const BUCKETS: u32 = 16;
 const BOUND: Duration = Duration::from_secs(15);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relay_frozen_past_its_lease_is_taken_over_and_stops_publishing_lost_buckets() {
-    tokio::time::timeout(Duration::from_secs(90), scenario())
-        .await
-        .expect("scenario 2 did not finish within 90 s");
+    run_within("scenario 2", Duration::from_secs(90), scenario()).await;
 }
 
-fn fair(ids: &[&str]) -> BTreeMap<String, usize> {
-    outbox_core::fair_shares(ids.iter().copied(), BUCKETS)
-        .into_iter()
-        .map(|(id, n)| (id.to_owned(), n as usize))
-        .collect()
-}
-
-async fn wait_leases(env: &FaultEnv, want: &BTreeMap<String, usize>, relays: &[&RelayProcess]) {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let now = env.leases_by_owner().await;
-        if now == *want {
-            return;
-        }
-        if Instant::now() >= deadline {
-            let logs: Vec<String> = relays.iter().map(|r| r.log_tail(15)).collect();
-            panic!(
-                "leases {now:?}, expected {want:?} within {BOUND:?}\n{}",
-                logs.join("\n")
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+async fn wait_leases(s: &Scenario, want: &BTreeMap<String, usize>, relays: &[&RelayProcess]) {
+    if let Err(now) = s.wait_for_split(want, BOUND).await {
+        panic!(
+            "leases {now:?}, expected {want:?} within {BOUND:?}\n{}",
+            log_tails(relays, 15)
+        );
     }
 }
 
@@ -105,22 +89,16 @@ fn check_log_after_resume(log: &str) -> usize {
 }
 
 async fn scenario() {
-    let env = FaultEnv::new("fault_pause", &outbox_tests::brokers(), 4).await;
+    let s = Scenario::new(BIN, "fault_pause", &outbox_tests::brokers(), 4, BUCKETS).await;
     let (a, b, c) = ("pause_a", "pause_b", "pause_c");
-    let relay_a = RelaySpec::new(BIN, &env, a, BUCKETS).spawn();
-    let relay_b = RelaySpec::new(BIN, &env, b, BUCKETS).spawn();
-    let relay_c = RelaySpec::new(BIN, &env, c, BUCKETS).spawn();
+    let relay_a = s.relay(a).spawn();
+    let relay_b = s.relay(b).spawn();
+    let relay_c = s.relay(c).spawn();
     let all = [&relay_a, &relay_b, &relay_c];
-    let writer = Writer::start(&env, BUCKETS, 16, 3, Duration::from_millis(20));
-    wait_leases(&env, &fair(&[a, b, c]), &all).await;
-    assert!(
-        eventually(BOUND, || async {
-            relay_b.metric_sum("outbox_publish_acknowledged_total") > Some(0.0)
-        })
-        .await,
-        "{b} never published\n{}",
-        relay_b.log_tail(20)
-    );
+    let writer = s.writer(16, 3);
+    wait_leases(&s, &s.fair_split(&[a, b, c]), &all).await;
+    // b publishes before it is frozen.
+    await_acknowledged(&[&relay_b], 0.0, BOUND).await;
     let expirations_before = relay_b
         .metric_sum("outbox_lease_expirations_total")
         .unwrap_or(0.0);
@@ -130,7 +108,7 @@ async fn scenario() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let frozen_at = relay_b.log_len();
     // Takeover: once its heartbeat and leases expire, the other two split its buckets.
-    wait_leases(&env, &fair(&[a, c]), &all).await;
+    wait_leases(&s, &s.fair_split(&[a, c]), &all).await;
     assert_eq!(
         relay_b.log_len(),
         frozen_at,
@@ -149,28 +127,20 @@ async fn scenario() {
         relay_b.log_tail(30)
     );
     // It rejoins: the fair split of three again.
-    wait_leases(&env, &fair(&[a, b, c]), &all).await;
+    wait_leases(&s, &s.fair_split(&[a, b, c]), &all).await;
 
-    let report = writer.stop().await;
-    assert!(
-        env.wait_drained(Duration::from_secs(30)).await,
-        "backlog not drained: {} rows pending",
-        env.pending().await
-    );
+    let report = s.drain(writer, &all).await;
     let after_resume = relay_b
         .log()
         .get(frozen_at..)
         .unwrap_or_default()
         .to_owned();
     let published_after_notice = check_log_after_resume(&after_resume);
-    let published = checker::read_topic(&env.brokers, &env.topic).await;
-    let verdict = checker::check(&report, &[&published]);
     eprintln!(
-        "scenario 2: {b} published {published_after_notice} batches on re-acquired buckets after continuing; {}",
-        verdict.summary()
+        "scenario 2: {b} published {published_after_notice} batches on re-acquired buckets after continuing"
     );
-    verdict.assert_sound("relay paused past its lease");
-    env.drop_tables().await;
+    s.check_topic(&report, "relay paused past its lease").await;
+    s.env.drop_tables().await;
 }
 
 #[test]

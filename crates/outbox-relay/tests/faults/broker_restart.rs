@@ -13,22 +13,20 @@
 //!
 //! A record in neither view would be one a relay deleted without the broker holding it
 //! at either moment: a real loss. Per-key order is checked within each view.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
 use outbox_tests::broker::{Broker, pick_free_port};
-use outbox_tests::faults::{FaultEnv, RelayProcess, RelaySpec, Writer, checker, eventually};
+use outbox_tests::faults::{Scenario, acknowledged, await_acknowledged, checker, run_within};
 
-const BIN: &str = env!("CARGO_BIN_EXE_outbox-relay");
+use crate::BIN;
+
 const BUCKETS: u32 = 8;
 const PARTITIONS: i32 = 4;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broker_restart_mid_stream_loses_nothing_committed() {
-    tokio::time::timeout(Duration::from_secs(90), scenario())
-        .await
-        .expect("scenario 3 did not finish within 90 s");
+    run_within("scenario 3", Duration::from_secs(90), scenario()).await;
 }
 
 /// The whole topic, read until two reads 300 ms apart agree.
@@ -45,35 +43,15 @@ async fn stable_view(brokers: &str, topic: &str) -> Vec<checker::Published> {
     panic!("the topic kept growing with every relay frozen");
 }
 
-/// Records the relays have had acknowledged, by their own counters.
-fn acknowledged(relays: &[RelayProcess]) -> f64 {
-    relays
-        .iter()
-        .map(|r| {
-            r.metric_sum("outbox_publish_acknowledged_total")
-                .unwrap_or(0.0)
-        })
-        .sum()
-}
-
 async fn scenario() {
     let bin = outbox_tests::tansu_bin();
     let mut broker = Broker::start(&bin, pick_free_port().unwrap()).unwrap();
     broker.wait_ready(Duration::from_secs(10)).unwrap();
-    let env = FaultEnv::new("fault_broker", &broker.addr(), PARTITIONS).await;
-    let mut relays = [
-        RelaySpec::new(BIN, &env, "broker_a", BUCKETS).spawn(),
-        RelaySpec::new(BIN, &env, "broker_b", BUCKETS).spawn(),
-    ];
-    let writer = Writer::start(&env, BUCKETS, 8, 2, Duration::from_millis(20));
-    assert!(
-        eventually(Duration::from_secs(20), || async {
-            acknowledged(&relays) > 20.0
-        })
-        .await,
-        "the relays never published\n{}",
-        relays[0].log_tail(30)
-    );
+    let s = Scenario::new(BIN, "fault_broker", &broker.addr(), PARTITIONS, BUCKETS).await;
+    let env = &s.env;
+    let mut relays = [s.relay("broker_a").spawn(), s.relay("broker_b").spawn()];
+    let writer = s.writer(8, 2);
+    await_acknowledged(&[&relays[0], &relays[1]], 20.0, Duration::from_secs(20)).await;
 
     for r in &relays {
         r.pause();
@@ -94,7 +72,7 @@ async fn scenario() {
             r.log_tail(30)
         );
     }
-    let acknowledged_while_down = acknowledged(&relays);
+    let acknowledged_while_down = acknowledged(&[&relays[0], &relays[1]]);
 
     // Recreate the topic before any relay can reach the new broker: a relay's metadata
     // request would otherwise auto-create it with the broker's default partition count.
@@ -109,23 +87,16 @@ async fn scenario() {
     for r in &relays {
         r.resume();
     }
-    assert!(
-        eventually(Duration::from_secs(20), || async {
-            acknowledged(&relays) > acknowledged_while_down
-        })
-        .await,
-        "the relays did not resume after the restart\n{}",
-        relays[0].log_tail(30)
-    );
+    // The relays resume after the restart.
+    await_acknowledged(
+        &[&relays[0], &relays[1]],
+        acknowledged_while_down,
+        Duration::from_secs(20),
+    )
+    .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let report = writer.stop().await;
-    assert!(
-        env.wait_drained(Duration::from_secs(30)).await,
-        "backlog not drained: {} rows pending\n{}",
-        env.pending().await,
-        relays[0].log_tail(30)
-    );
-    let after = checker::read_topic(&env.brokers, &env.topic).await;
+    let report = s.drain(writer, &[&relays[0], &relays[1]]).await;
+    let after = s.read_topic().await;
     let verdict = checker::check(&report, &[&before, &after]);
     eprintln!(
         "scenario 3: {} records before the stop, {} after the restart; {}",

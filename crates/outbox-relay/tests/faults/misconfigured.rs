@@ -1,25 +1,25 @@
 //! Scenario 5: a writer configured with a larger bucket count than the relay. The relay
 //! must stop with the fatal misconfiguration error and exit status 2, promptly.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 
-use outbox_tests::faults::{FaultEnv, RelaySpec, Writer};
+use outbox_tests::faults::{Scenario, run_within};
 
-const BIN: &str = env!("CARGO_BIN_EXE_outbox-relay");
+use crate::BIN;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_with_more_buckets_stops_the_relay_with_exit_2() {
-    tokio::time::timeout(Duration::from_secs(60), scenario())
-        .await
-        .expect("scenario 5 did not finish within 60 s");
+    run_within("scenario 5", Duration::from_secs(60), scenario()).await;
 }
 
 async fn scenario() {
-    let env = FaultEnv::new("fault_buckets", &outbox_tests::brokers(), 4).await;
-    // 16 keys over 64 buckets: some land at bucket 8 or above, outside the relay's range.
-    let writer = Writer::start(&env, 64, 16, 4, Duration::from_millis(20));
-    let mut relay = RelaySpec::new(BIN, &env, "buckets_r1", 8).spawn();
+    // The writer's bucket count: 16 keys over 64 buckets, so some land at bucket 8 or
+    // above, outside the relay's range.
+    let s = Scenario::new(BIN, "fault_buckets", &outbox_tests::brokers(), 4, 64).await;
+    let writer = s.writer(16, 4);
+    let mut spec = s.relay("buckets_r1");
+    spec.bucket_count = 8;
+    let mut relay = spec.spawn();
     let started = Instant::now();
     let status = relay.wait_exit(Duration::from_secs(30));
     let report = writer.stop().await;
@@ -40,5 +40,5 @@ async fn scenario() {
         "{}",
         relay.log_tail(30)
     );
-    env.drop_tables().await;
+    s.env.drop_tables().await;
 }

@@ -1,37 +1,29 @@
 //! Scenario 1: `kill -9` a relay between the broker's acknowledgement and the delete, and
 //! at random points. Expected: duplicates (the acknowledged batch is published again by
 //! the restarted relay), no loss, per-key order of first deliveries kept.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashSet;
 use std::time::Duration;
 
-use outbox_tests::faults::{FaultEnv, RelaySpec, Uuid, Writer, checker};
+use outbox_tests::faults::{Scenario, Uuid, await_acknowledged, eventually, run_within};
 use sea_orm::{ConnectionTrait, Statement, TransactionTrait};
 
-const BIN: &str = env!("CARGO_BIN_EXE_outbox-relay");
+use crate::BIN;
+
 const BUCKETS: u32 = 8;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_between_ack_and_delete_and_at_random_points_loses_nothing() {
-    tokio::time::timeout(Duration::from_secs(90), scenario())
-        .await
-        .expect("scenario 1 did not finish within 90 s");
+    run_within("scenario 1", Duration::from_secs(90), scenario()).await;
 }
 
 async fn scenario() {
-    let env = FaultEnv::new("fault_kill", &outbox_tests::brokers(), 4).await;
-    let spec = RelaySpec::new(BIN, &env, "kill_r1", BUCKETS);
+    let s = Scenario::new(BIN, "fault_kill", &outbox_tests::brokers(), 4, BUCKETS).await;
+    let env = &s.env;
+    let spec = s.relay("kill_r1");
     let mut relay = spec.spawn();
-    let writer = Writer::start(&env, BUCKETS, 8, 2, Duration::from_millis(20));
-    assert!(
-        outbox_tests::faults::eventually(Duration::from_secs(20), || async {
-            relay.metric_sum("outbox_publish_acknowledged_total") > Some(20.0)
-        })
-        .await,
-        "the relay never published\n{}",
-        relay.log_tail(30)
-    );
+    let writer = s.writer(8, 2);
+    await_acknowledged(&[&relay], 20.0, Duration::from_secs(20)).await;
 
     // The precise window. The relay deletes a batch only after the broker acknowledged
     // it, so a relay whose DELETE is waiting is between acknowledgement and delete. Hold
@@ -52,7 +44,7 @@ async fn scenario() {
         .iter()
         .map(|row| row.try_get_by_index(0).unwrap())
         .collect();
-    let waiting = outbox_tests::faults::eventually(Duration::from_secs(15), || async {
+    let waiting = eventually(Duration::from_secs(15), || async {
         !env.deletes_waiting_on_lock(spec.relay_id.as_str())
             .await
             .is_empty()
@@ -83,17 +75,8 @@ async fn scenario() {
     }
 
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let report = writer.stop().await;
-    assert!(
-        env.wait_drained(Duration::from_secs(30)).await,
-        "backlog not drained: {} rows pending\n{}",
-        env.pending().await,
-        relay.log_tail(40)
-    );
-    let published = checker::read_topic(&env.brokers, &env.topic).await;
-    let verdict = checker::check(&report, &[&published]);
-    eprintln!("scenario 1: {}", verdict.summary());
-    verdict.assert_sound("kill -9");
+    let report = s.drain(writer, &[&relay]).await;
+    let verdict = s.check_topic(&report, "kill -9").await;
     // The batch whose DELETE was waiting when the relay died was acknowledged and not
     // deleted: the restarted relay publishes it again. Those duplicates prove the kill
     // hit the window.
