@@ -13,7 +13,9 @@
 //! | [`message`], [`builder`] | [`OutboxMessage`], built and validated once at enqueue time |
 //! | [`bucket`] | Kafka's murmur2 and the key → bucket mapping |
 //! | [`headers`] | the versioned header encoding stored in each row |
-//! | [`options`], [`enqueue_config`] | [`RelayOptions`] and [`EnqueueConfig`], validated builders |
+//! | [`schema`] | [`OutboxSchema`]: tables, bucket count and message-id header, the one value writers and relays share |
+//! | [`options`], [`enqueue_config`] | [`RelayOptions`] and [`EnqueueConfig`], validated builders (each carries the schema) |
+//! | [`validate`] | every shared limit and name rule (topics, headers, table names, bucket count, labels) |
 //! | [`mod@fair_share`] | how many buckets each live relay should own |
 //! | [`store`], [`publisher`], [`notifier`] | the traits a backend implements |
 //! | [`error`] | retryable versus fatal errors |
@@ -105,6 +107,7 @@ pub mod notifier;
 pub mod options;
 pub mod publisher;
 pub mod relay;
+pub mod schema;
 pub mod store;
 pub mod time;
 pub mod validate;
@@ -122,6 +125,9 @@ pub use notifier::{CommitNotifier, NoopNotifier};
 pub use options::{OptionsError, RelayOptions, RelayOptionsBuilder};
 pub use publisher::{PublishOutcome, Publisher};
 pub use relay::{Command, Hint, RelayEvent, RelayMachine};
+pub use schema::{
+    OutboxSchema, OutboxSchemaBuilder, OutboxTables, OutboxTablesBuilder, SchemaError,
+};
 pub use store::{LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities};
 pub use time::Timestamp;
 pub use uuid::Uuid;
