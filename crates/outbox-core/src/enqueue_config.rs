@@ -3,7 +3,7 @@
 use std::num::NonZeroU32;
 
 use crate::options::{OptionsError, RelayOptions};
-use crate::schema::OutboxSchema;
+use crate::schema::{OutboxSchema, OutboxTables};
 
 /// Writer-side settings, validated once at construction: the [`OutboxSchema`] shared with
 /// every relay of the outbox, plus the writer's own record size limit.
@@ -56,6 +56,13 @@ impl From<OutboxSchema> for EnqueueConfig {
             schema,
             max_record_size: None,
         }
+    }
+}
+
+impl From<OutboxTables> for EnqueueConfig {
+    /// These tables with the default bucket count and header, no record size limit.
+    fn from(tables: OutboxTables) -> Self {
+        EnqueueConfig::from(OutboxSchema::from(tables))
     }
 }
 

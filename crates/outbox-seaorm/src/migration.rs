@@ -5,6 +5,8 @@ use sea_orm_migration::{MigrationName, MigrationTrait, SchemaManager};
 
 use crate::backend::Backend;
 use crate::ddl;
+use outbox_core::OutboxSchema;
+
 use crate::tables::OutboxTables;
 
 /// Name recorded in the migration table for the default tables.
@@ -44,13 +46,15 @@ pub struct Migration {
 
 impl Default for Migration {
     fn default() -> Self {
-        Migration::new(OutboxTables::default())
+        Migration::new(OutboxSchema::default())
     }
 }
 
 impl Migration {
-    /// The migration for these tables.
-    pub fn new(tables: OutboxTables) -> Self {
+    /// The migration for the tables of `schema` (the same value the store, the writers
+    /// and the relays use; bare [`OutboxTables`] work too).
+    pub fn new(schema: impl Into<OutboxSchema>) -> Self {
+        let tables = schema.into().tables().clone();
         let name = if tables.is_default() {
             MIGRATION_NAME.to_owned()
         } else {

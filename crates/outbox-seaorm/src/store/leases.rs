@@ -33,7 +33,7 @@ use sea_query::{Cond, Expr, ExprTrait, OnConflict, Query};
 
 use super::{MAX_IN_LIST, unavailable};
 use crate::entity::{lease, relay};
-use crate::tables::OutboxTables;
+use crate::tables::{OutboxTables, SqlNames};
 
 /// Heartbeat rows older than this are deleted: the relays are long gone, and the table
 /// would otherwise grow by one row per relay id ever used.
