@@ -551,6 +551,21 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("together"), "{e}");
+        // Table names, bucket count and header are checked once, as the outbox schema.
+        let schema_error = |flag: &str, value: &str| {
+            cli(&["--database-url", "sqlite://x", "--brokers", "b:1", flag, value])
+                .resolve()
+                .unwrap_err()
+        };
+        for (flag, value, says) in [
+            ("--bucket-count", "0", "bucket_count"),
+            ("--message-id-header", " ", "message_id_header"),
+            ("--messages-table", "a;b", "messages table"),
+        ] {
+            let e = schema_error(flag, value);
+            assert!(matches!(e, ConfigError::Schema(_)), "{flag}: {e:?}");
+            assert!(e.to_string().contains(says), "{flag}: {e}");
+        }
         assert!(
             Cli::try_parse_from(["outbox-relay", "--poll-interval", "5"]).is_err(),
             "a duration needs a unit"
@@ -575,6 +590,7 @@ mod tests {
         assert_eq!(c.relay.bucket_count().get(), 32, "flag beats file");
         assert_eq!(c.relay.poll_interval(), Duration::from_millis(250));
         assert_eq!(c.relay.schema().tables().messages(), "orders_outbox");
+        assert_eq!(c.relay.schema().bucket_count().get(), 32);
         std::fs::write(&path, "databse_url = \"typo\"\n").unwrap();
         let e = cli(&["--config", path.to_str().unwrap()])
             .resolve()
