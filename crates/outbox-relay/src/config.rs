@@ -553,9 +553,16 @@ mod tests {
         assert!(e.contains("together"), "{e}");
         // Table names, bucket count and header are checked once, as the outbox schema.
         let schema_error = |flag: &str, value: &str| {
-            cli(&["--database-url", "sqlite://x", "--brokers", "b:1", flag, value])
-                .resolve()
-                .unwrap_err()
+            cli(&[
+                "--database-url",
+                "sqlite://x",
+                "--brokers",
+                "b:1",
+                flag,
+                value,
+            ])
+            .resolve()
+            .unwrap_err()
         };
         for (flag, value, says) in [
             ("--bucket-count", "0", "bucket_count"),

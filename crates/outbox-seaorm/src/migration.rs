@@ -30,8 +30,9 @@ pub const MIGRATION_NAME: &str = "m20251201_000001_create_outbox_tables";
 /// }
 /// ```
 ///
-/// With custom names, pass the same [`OutboxTables`] the store and writers use:
-/// `Box::new(outbox_seaorm::Migration::new(tables))`. Its migration name then carries the
+/// With custom names, pass the same [`OutboxSchema`] the store, the writers and the
+/// relays use: `Box::new(outbox_seaorm::Migration::new(schema))` (bare [`OutboxTables`]
+/// work too; only the names matter here). Its migration name then carries the
 /// schema and messages table (`m20251201_000001_create_outbox_tables_messaging_orders_outbox`),
 /// so several outboxes can live in one `Migrator`.
 ///
