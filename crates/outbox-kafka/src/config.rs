@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use outbox_core::OutboxSchema;
 use outbox_core::options::DEFAULT_MESSAGE_ID_HEADER;
+use outbox_core::validate::validate_label;
 
 use crate::compression::Compression;
 
@@ -316,10 +317,9 @@ impl KafkaPublisherBuilder {
         if let Some(bad) = c.bootstrap_servers.iter().find(|s| !is_host_port(s)) {
             return Err(ConfigError::InvalidBootstrapServer(bad.clone()));
         }
-        if c.client_id.trim().is_empty()
-            || c.client_id.chars().count() > 255
-            || c.client_id.chars().any(char::is_control)
-        {
+        // Kafka's client id is a string of at most 32767 bytes; the core's label rule
+        // (not blank, 255 characters, no control characters) keeps it loggable.
+        if validate_label(&c.client_id, 255).is_err() {
             return Err(ConfigError::InvalidClientId(c.client_id));
         }
         let kafka_ms = Duration::from_millis(i32::MAX as u64);
