@@ -118,6 +118,14 @@ pub struct MessageBuilder {
     error: Option<MessageError>,
 }
 
+impl OutboxMessage {
+    /// Starts building a message for `topic`. (Defined here, beside the builder, so that
+    /// `message` does not depend on `builder`.)
+    pub fn builder(topic: impl Into<String>) -> MessageBuilder {
+        MessageBuilder::new(topic)
+    }
+}
+
 impl MessageBuilder {
     pub(crate) fn new(topic: impl Into<String>) -> Self {
         MessageBuilder {
@@ -336,7 +344,11 @@ mod tests {
 
     #[test]
     fn partition_decides_the_bucket() {
-        let c = EnqueueConfig::builder().bucket_count(4).build().unwrap();
+        let schema = crate::OutboxSchema::builder()
+            .bucket_count(4)
+            .build()
+            .unwrap();
+        let c = EnqueueConfig::from(schema);
         let m = OutboxMessage::builder("t")
             .key("k")
             .partition(6)

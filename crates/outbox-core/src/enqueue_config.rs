@@ -2,46 +2,39 @@
 
 use std::num::NonZeroU32;
 
-use crate::options::{
-    DEFAULT_BUCKET_COUNT, DEFAULT_MESSAGE_ID_HEADER, OptionsError, check_bucket_count,
-    check_header_name,
-};
+use crate::options::{OptionsError, RelayOptions};
+use crate::schema::{OutboxSchema, OutboxTables};
 
-/// Writer-side settings, validated once at construction.
+/// Writer-side settings, validated once at construction: the [`OutboxSchema`] shared with
+/// every relay of the outbox, plus the writer's own record size limit.
 ///
-/// The bucket count must be the same for every writer and relay sharing an outbox
-/// table; [`RelayOptions::enqueue_config`](crate::RelayOptions::enqueue_config) derives
-/// one from the relay's options so a process that runs both cannot disagree with itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The bucket count and message-id header come from the schema and nowhere else; give
+/// the relays the same schema, or derive this from their options with
+/// [`RelayOptions::enqueue_config`], so a process that runs both cannot disagree with
+/// itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnqueueConfig {
-    bucket_count: NonZeroU32,
+    schema: OutboxSchema,
     max_record_size: Option<usize>,
-    message_id_header: String,
-}
-
-impl Default for EnqueueConfig {
-    fn default() -> Self {
-        EnqueueConfig {
-            bucket_count: DEFAULT_BUCKET_COUNT,
-            max_record_size: None,
-            message_id_header: DEFAULT_MESSAGE_ID_HEADER.to_owned(),
-        }
-    }
 }
 
 impl EnqueueConfig {
-    /// Starts from the defaults (8 buckets, no size limit, `x-outbox-message-id`).
+    /// Starts from the defaults ([`OutboxSchema::default`], no size limit).
     pub fn builder() -> EnqueueConfigBuilder {
         EnqueueConfigBuilder {
-            bucket_count: DEFAULT_BUCKET_COUNT.get(),
+            schema: OutboxSchema::default(),
             max_record_size: None,
-            message_id_header: DEFAULT_MESSAGE_ID_HEADER.to_owned(),
         }
     }
 
-    /// Number of ordering buckets.
+    /// The shared settings.
+    pub fn schema(&self) -> &OutboxSchema {
+        &self.schema
+    }
+
+    /// Number of ordering buckets, the schema's.
     pub fn bucket_count(&self) -> NonZeroU32 {
-        self.bucket_count
+        self.schema.bucket_count()
     }
 
     /// Largest accepted record, in bytes as measured by
@@ -52,22 +45,48 @@ impl EnqueueConfig {
 
     /// Name of the header the relay stamps with the message id; writers may not use it.
     pub fn message_id_header(&self) -> &str {
-        &self.message_id_header
+        self.schema.message_id_header()
+    }
+}
+
+impl From<OutboxSchema> for EnqueueConfig {
+    /// The schema's settings, no record size limit.
+    fn from(schema: OutboxSchema) -> Self {
+        EnqueueConfig {
+            schema,
+            max_record_size: None,
+        }
+    }
+}
+
+impl From<OutboxTables> for EnqueueConfig {
+    /// These tables with the default bucket count and header, no record size limit.
+    fn from(tables: OutboxTables) -> Self {
+        EnqueueConfig::from(OutboxSchema::from(tables))
+    }
+}
+
+impl RelayOptions {
+    /// The writer-side settings that agree with this relay: its schema, no record size
+    /// limit. (Defined here so that `options` does not depend on `enqueue_config`.)
+    pub fn enqueue_config(&self) -> EnqueueConfig {
+        EnqueueConfig::from(self.schema().clone())
     }
 }
 
 /// Builder for [`EnqueueConfig`]; nothing is checked until [`build`](Self::build).
 #[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build` is called"]
 pub struct EnqueueConfigBuilder {
-    bucket_count: u32,
+    schema: OutboxSchema,
     max_record_size: Option<usize>,
-    message_id_header: String,
 }
 
 impl EnqueueConfigBuilder {
-    /// Number of ordering buckets (1..=65536). Default 8.
-    pub fn bucket_count(mut self, count: u32) -> Self {
-        self.bucket_count = count;
+    /// The tables, bucket count and message-id header shared with the relays. Default
+    /// [`OutboxSchema::default`].
+    pub fn schema(mut self, schema: OutboxSchema) -> Self {
+        self.schema = schema;
         self
     }
 
@@ -77,23 +96,14 @@ impl EnqueueConfigBuilder {
         self
     }
 
-    /// Header name for the message id. Default `x-outbox-message-id`.
-    pub fn message_id_header(mut self, name: impl Into<String>) -> Self {
-        self.message_id_header = name.into();
-        self
-    }
-
     /// Validates and returns the config.
     pub fn build(self) -> Result<EnqueueConfig, OptionsError> {
-        let bucket_count = check_bucket_count(self.bucket_count)?;
-        check_header_name(&self.message_id_header)?;
         if self.max_record_size == Some(0) {
             return Err(OptionsError::MaxRecordSizeZero);
         }
         Ok(EnqueueConfig {
-            bucket_count,
+            schema: self.schema,
             max_record_size: self.max_record_size,
-            message_id_header: self.message_id_header,
         })
     }
 }
@@ -109,21 +119,34 @@ mod tests {
         assert_eq!(c.bucket_count().get(), 8);
         assert_eq!(c.message_id_header(), "x-outbox-message-id");
         assert_eq!(c.max_record_size(), None);
+        assert_eq!(c.schema(), &OutboxSchema::default());
     }
 
     #[test]
     fn rejections() {
         assert_eq!(
-            EnqueueConfig::builder().bucket_count(0).build(),
-            Err(OptionsError::BucketCount(0))
-        );
-        assert_eq!(
             EnqueueConfig::builder().max_record_size(0).build(),
             Err(OptionsError::MaxRecordSizeZero)
         );
-        assert!(matches!(
-            EnqueueConfig::builder().message_id_header(" ").build(),
-            Err(OptionsError::MessageIdHeader(_))
-        ));
+        assert!(EnqueueConfig::builder().max_record_size(1).build().is_ok());
+    }
+
+    #[test]
+    fn enqueue_config_agrees_with_the_relay() {
+        let schema = OutboxSchema::builder()
+            .bucket_count(16)
+            .message_id_header("mid")
+            .build()
+            .unwrap();
+        let o = RelayOptions::builder()
+            .schema(schema.clone())
+            .build()
+            .unwrap();
+        assert_eq!(o.bucket_count().get(), 16);
+        assert_eq!(o.message_id_header(), "mid");
+        let c = o.enqueue_config();
+        assert_eq!(c.schema(), &schema);
+        assert_eq!(c.bucket_count().get(), 16);
+        assert_eq!(c.message_id_header(), "mid");
     }
 }

@@ -27,6 +27,18 @@ pub enum Misconfiguration {
         /// The relay's configured bucket count.
         bucket_count: u32,
     },
+    /// The relay's options and the store were built from schemas with different
+    /// bucket counts; the relay would claim buckets the writers never fill, or leave
+    /// some unclaimed.
+    #[error(
+        "the relay asks for {relay} buckets but the store's schema has {store}: build the options and the store from one OutboxSchema"
+    )]
+    BucketCountMismatch {
+        /// The store's bucket count.
+        store: u32,
+        /// The relay's bucket count.
+        relay: u32,
+    },
     /// The store has no lease renewal and the options set no publish budget, so the
     /// relay cannot prove a lease outlives a publish.
     #[error(

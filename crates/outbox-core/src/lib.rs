@@ -14,7 +14,9 @@
 //! | [`bucket`] | Kafka's murmur2 and the key → bucket mapping |
 //! | [`backoff`] | the exponential backoff every retry loop uses |
 //! | [`headers`] | the versioned header encoding stored in each row |
-//! | [`options`], [`enqueue_config`] | [`RelayOptions`] and [`EnqueueConfig`], validated builders |
+//! | [`schema`] | [`OutboxSchema`]: tables, bucket count and message-id header, the one value writers and relays share |
+//! | [`options`], [`enqueue_config`] | [`RelayOptions`] and [`EnqueueConfig`], validated builders (each carries the schema) |
+//! | [`validate`] | every shared limit and name rule (topics, headers, table names, bucket count, labels) |
 //! | [`mod@fair_share`] | how many buckets each live relay should own |
 //! | [`lease_plan`] | the lease policy: which buckets an acquisition releases, extends and claims |
 //! | [`store`], [`publisher`], [`notifier`] | the traits a backend implements |
@@ -117,6 +119,7 @@ pub mod notifier;
 pub mod options;
 pub mod publisher;
 pub mod relay;
+pub mod schema;
 pub mod store;
 pub mod time;
 pub mod validate;
@@ -135,6 +138,9 @@ pub use notifier::{CommitNotifier, NoopNotifier};
 pub use options::{OptionsError, RelayOptions, RelayOptionsBuilder};
 pub use publisher::{PublishOutcome, Publisher};
 pub use relay::{Command, Hint, Outcome, RelayEvent, RelayMachine};
+pub use schema::{
+    OutboxSchema, OutboxSchemaBuilder, OutboxTables, OutboxTablesBuilder, SchemaError,
+};
 pub use store::{LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities};
 pub use time::{Monotonic, Now, Timestamp};
 pub use uuid::Uuid;

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use crate::builder::MessageBuilder;
 use crate::headers::{HeaderDecodeError, Headers};
 use crate::time::Timestamp;
 
@@ -43,11 +42,6 @@ pub struct OutboxMessage {
 }
 
 impl OutboxMessage {
-    /// Starts building a message for `topic`.
-    pub fn builder(topic: impl Into<String>) -> MessageBuilder {
-        MessageBuilder::new(topic)
-    }
-
     /// Decodes the stored headers (empty when there are none).
     pub fn decoded_headers(&self) -> Result<Headers, HeaderDecodeError> {
         match &self.headers {

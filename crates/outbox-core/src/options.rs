@@ -2,13 +2,12 @@
 //!
 //! | option | default | meaning |
 //! |---|---|---|
-//! | `bucket_count` | 8 | ordering buckets; the ceiling on draining relays; identical for every writer and relay of a table |
+//! | `schema` | [`OutboxSchema::default`] | tables, `bucket_count` and `message_id_header`: what every writer and relay of the outbox shares |
 //! | `batch_size` | 500 | rows fetched and published per round trip |
 //! | `poll_interval` | 1 s | fallback discovery interval; commit notifications cut idle waits short |
 //! | `lease_duration` | 30 s | time from the last acquisition or renewal until another relay may take a bucket over |
 //! | `lease_renew_interval` | 10 s | renewal cadence, also while a publish is in flight; `lease_duration - lease_renew_interval` is the tolerated clock skew |
 //! | `max_publish_duration` | none | whole-call publish budget; required only for stores that cannot renew leases |
-//! | `message_id_header` | `x-outbox-message-id` | header stamped with the message id on every record |
 //! | `metrics_name` | `outbox` | value of the `outbox.name` metric label (1–64 non-blank characters) |
 //! | `metrics_collection_interval` | 30 s | pause after each backlog sample completes |
 //! | `metrics_collection_timeout` | 5 s | deadline of one backlog sample |
@@ -21,32 +20,21 @@
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use crate::enqueue_config::EnqueueConfig;
-use crate::validate::validate_label;
+use crate::schema::OutboxSchema;
+use crate::validate::{LabelError, validate_label};
 
-/// Default bucket count.
-pub const DEFAULT_BUCKET_COUNT: NonZeroU32 = match NonZeroU32::new(8) {
-    Some(n) => n,
-    None => NonZeroU32::MIN,
-};
-/// The largest bucket count accepted: every bucket is a lease row, and relays scan them.
-pub const MAX_BUCKET_COUNT: u32 = 65_536;
-/// Default header carrying the message id.
-pub const DEFAULT_MESSAGE_ID_HEADER: &str = "x-outbox-message-id";
+// The shared limits live in `validate` and `schema`; re-exported here, where they were
+// first published.
+pub use crate::schema::{DEFAULT_BUCKET_COUNT, DEFAULT_MESSAGE_ID_HEADER};
+pub use crate::validate::{MAX_BUCKET_COUNT, MAX_METRICS_NAME_LEN, MAX_RELAY_ID_LEN};
+
 /// Default metrics name.
 pub const DEFAULT_METRICS_NAME: &str = "outbox";
-/// Longest relay id, matching the lease tables' owner column.
-pub const MAX_RELAY_ID_LEN: usize = 128;
-/// Longest metrics name.
-pub const MAX_METRICS_NAME_LEN: usize = 64;
 
 /// A rejected option, naming the option and the rule.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum OptionsError {
-    /// `bucket_count` outside 1..=65536.
-    #[error("bucket_count must be between 1 and {MAX_BUCKET_COUNT}, got {0}")]
-    BucketCount(u32),
     /// `batch_size` of zero.
     #[error("batch_size must be at least 1")]
     BatchSizeZero,
@@ -93,42 +81,27 @@ pub enum OptionsError {
         /// The interval.
         interval: Duration,
     },
-    /// Invalid message-id header name.
-    #[error("message_id_header {0}")]
-    MessageIdHeader(String),
     /// Invalid metrics name.
     #[error("metrics_name {0}")]
-    MetricsName(String),
+    MetricsName(LabelError),
     /// Invalid relay id.
     #[error("relay_id {0}")]
-    RelayId(String),
+    RelayId(LabelError),
     /// `max_record_size` of zero.
     #[error("max_record_size must be at least 1 byte")]
     MaxRecordSizeZero,
-}
-
-pub(crate) fn check_bucket_count(count: u32) -> Result<NonZeroU32, OptionsError> {
-    match NonZeroU32::new(count) {
-        Some(n) if count <= MAX_BUCKET_COUNT => Ok(n),
-        _ => Err(OptionsError::BucketCount(count)),
-    }
-}
-
-pub(crate) fn check_header_name(name: &str) -> Result<(), OptionsError> {
-    validate_label(name, 255).map_err(OptionsError::MessageIdHeader)
 }
 
 /// Everything a relay needs to know, validated by [`RelayOptionsBuilder::build`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RelayOptions {
     relay_id: String,
-    bucket_count: NonZeroU32,
+    schema: OutboxSchema,
     batch_size: usize,
     poll_interval: Duration,
     lease_duration: Duration,
     lease_renew_interval: Duration,
     max_publish_duration: Option<Duration>,
-    message_id_header: String,
     metrics_name: String,
     metrics_collection_interval: Duration,
     metrics_collection_timeout: Duration,
@@ -143,13 +116,12 @@ impl Default for RelayOptions {
     fn default() -> Self {
         RelayOptions {
             relay_id: generate_relay_id(),
-            bucket_count: DEFAULT_BUCKET_COUNT,
+            schema: OutboxSchema::default(),
             batch_size: 500,
             poll_interval: Duration::from_secs(1),
             lease_duration: Duration::from_secs(30),
             lease_renew_interval: Duration::from_secs(10),
             max_publish_duration: None,
-            message_id_header: DEFAULT_MESSAGE_ID_HEADER.to_owned(),
             metrics_name: DEFAULT_METRICS_NAME.to_owned(),
             metrics_collection_interval: Duration::from_secs(30),
             metrics_collection_timeout: Duration::from_secs(5),
@@ -172,7 +144,6 @@ impl RelayOptions {
     pub fn builder() -> RelayOptionsBuilder {
         RelayOptionsBuilder {
             options: RelayOptions::default(),
-            bucket_count_raw: None,
         }
     }
 
@@ -180,9 +151,13 @@ impl RelayOptions {
     pub fn relay_id(&self) -> &str {
         &self.relay_id
     }
-    /// Number of ordering buckets.
+    /// What this relay shares with the writers: tables, bucket count, message-id header.
+    pub fn schema(&self) -> &OutboxSchema {
+        &self.schema
+    }
+    /// Number of ordering buckets, the schema's.
     pub fn bucket_count(&self) -> NonZeroU32 {
-        self.bucket_count
+        self.schema.bucket_count()
     }
     /// Rows per batch.
     pub fn batch_size(&self) -> usize {
@@ -204,9 +179,9 @@ impl RelayOptions {
     pub fn max_publish_duration(&self) -> Option<Duration> {
         self.max_publish_duration
     }
-    /// Header stamped with the message id.
+    /// Header stamped with the message id, the schema's.
     pub fn message_id_header(&self) -> &str {
-        &self.message_id_header
+        self.schema.message_id_header()
     }
     /// The `outbox.name` metric label.
     pub fn metrics_name(&self) -> &str {
@@ -246,24 +221,12 @@ impl RelayOptions {
             consecutive_failures,
         )
     }
-
-    /// The writer-side settings that must agree with this relay.
-    pub fn enqueue_config(&self) -> EnqueueConfig {
-        // Both values were validated by this builder already, so the conversion cannot fail;
-        // fall back to the default rather than panic all the same.
-        EnqueueConfig::builder()
-            .bucket_count(self.bucket_count.get())
-            .message_id_header(self.message_id_header.clone())
-            .build()
-            .unwrap_or_default()
-    }
 }
 
 /// Builder for [`RelayOptions`]; nothing is checked until [`build`](Self::build).
 #[derive(Debug, Clone)]
 pub struct RelayOptionsBuilder {
     options: RelayOptions,
-    bucket_count_raw: Option<u32>,
 }
 
 macro_rules! setter {
@@ -283,10 +246,11 @@ impl RelayOptionsBuilder {
         self
     }
 
-    /// Number of ordering buckets (1..=65536). Default 8.
-    pub fn bucket_count(mut self, count: u32) -> Self {
-        // Out-of-range values are parked as the raw number and rejected in `build`.
-        self.bucket_count_raw = Some(count);
+    /// The tables, bucket count and message-id header shared with the writers (give
+    /// the same value to the store, the publisher and the `Outbox`). Default
+    /// [`OutboxSchema::default`].
+    pub fn schema(mut self, schema: OutboxSchema) -> Self {
+        self.options.schema = schema;
         self
     }
 
@@ -339,12 +303,6 @@ impl RelayOptionsBuilder {
         self
     }
 
-    /// Header stamped with the message id. Default `x-outbox-message-id`.
-    pub fn message_id_header(mut self, name: impl Into<String>) -> Self {
-        self.options.message_id_header = name.into();
-        self
-    }
-
     /// The `outbox.name` metric label (1–64 non-blank characters). Default `outbox`.
     pub fn metrics_name(mut self, name: impl Into<String>) -> Self {
         self.options.metrics_name = name.into();
@@ -353,13 +311,9 @@ impl RelayOptionsBuilder {
 
     /// Validates every rule and returns the options, or the first violation.
     pub fn build(self) -> Result<RelayOptions, OptionsError> {
-        let mut o = self.options;
-        if let Some(raw) = self.bucket_count_raw {
-            o.bucket_count = check_bucket_count(raw)?;
-        }
+        let o = self.options;
         validate_label(&o.relay_id, MAX_RELAY_ID_LEN).map_err(OptionsError::RelayId)?;
         validate_label(&o.metrics_name, MAX_METRICS_NAME_LEN).map_err(OptionsError::MetricsName)?;
-        check_header_name(&o.message_id_header)?;
         if o.batch_size == 0 {
             return Err(OptionsError::BatchSizeZero);
         }
@@ -447,15 +401,6 @@ mod tests {
     #[test]
     fn each_rule_rejects_with_its_own_error() {
         let b = RelayOptions::builder;
-        assert_eq!(
-            b().bucket_count(0).build(),
-            Err(OptionsError::BucketCount(0))
-        );
-        assert_eq!(
-            b().bucket_count(65_537).build(),
-            Err(OptionsError::BucketCount(65_537))
-        );
-        assert!(b().bucket_count(65_536).build().is_ok());
         assert_eq!(b().batch_size(0).build(), Err(OptionsError::BatchSizeZero));
         assert_eq!(
             b().poll_interval(Duration::ZERO).build(),
@@ -495,27 +440,29 @@ mod tests {
                 interval: secs(30)
             })
         );
-        assert!(matches!(
+        assert_eq!(
             b().metrics_name("  ").build(),
-            Err(OptionsError::MetricsName(_))
-        ));
-        assert!(matches!(
+            Err(OptionsError::MetricsName(LabelError::Blank))
+        );
+        assert_eq!(
             b().metrics_name("x".repeat(65)).build(),
-            Err(OptionsError::MetricsName(_))
-        ));
+            Err(OptionsError::MetricsName(LabelError::TooLong {
+                len: 65,
+                max: 64
+            }))
+        );
         assert!(b().metrics_name("x".repeat(64)).build().is_ok());
-        assert!(matches!(
+        assert_eq!(
             b().relay_id("").build(),
-            Err(OptionsError::RelayId(_))
-        ));
-        assert!(matches!(
+            Err(OptionsError::RelayId(LabelError::Blank))
+        );
+        assert_eq!(
             b().relay_id("r".repeat(129)).build(),
-            Err(OptionsError::RelayId(_))
-        ));
-        assert!(matches!(
-            b().message_id_header("").build(),
-            Err(OptionsError::MessageIdHeader(_))
-        ));
+            Err(OptionsError::RelayId(LabelError::TooLong {
+                len: 129,
+                max: 128
+            }))
+        );
     }
 
     #[test]
@@ -537,17 +484,5 @@ mod tests {
         assert_eq!(o.backoff_after(5), secs(16));
         assert_eq!(o.backoff_after(6), secs(30));
         assert_eq!(o.backoff_after(u32::MAX), secs(30));
-    }
-
-    #[test]
-    fn enqueue_config_agrees_with_the_relay() {
-        let o = RelayOptions::builder()
-            .bucket_count(16)
-            .message_id_header("mid")
-            .build()
-            .unwrap();
-        let c = o.enqueue_config();
-        assert_eq!(c.bucket_count().get(), 16);
-        assert_eq!(c.message_id_header(), "mid");
     }
 }

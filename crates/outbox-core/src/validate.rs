@@ -1,4 +1,28 @@
-//! Name rules shared by messages and options.
+//! Every limit and name rule shared by writers, relays, stores and publishers, in one
+//! place, so that two components can never accept different names for the same thing.
+//!
+//! | rule | limit | used by |
+//! |---|---|---|
+//! | [`validate_topic`] | Kafka's topic rules, at most [`MAX_TOPIC_LEN`] | message builder |
+//! | [`validate_header_name`] | 1–[`MAX_HEADER_NAME_LEN`] characters, not blank, no control characters | schema (message-id header), inbox |
+//! | [`validate_identifier`] | a plain SQL identifier of at most [`MAX_IDENTIFIER_LEN`] bytes | table and schema names |
+//! | [`validate_bucket_count`] | `1..=`[`MAX_BUCKET_COUNT`] | schema |
+//! | [`validate_label`] | 1–`max` characters, not blank, no control characters | relay id ([`MAX_RELAY_ID_LEN`]), metrics name ([`MAX_METRICS_NAME_LEN`]) |
+
+use std::num::NonZeroU32;
+
+/// The largest bucket count accepted: every bucket is a lease row, and relays scan them.
+pub const MAX_BUCKET_COUNT: u32 = 65_536;
+/// Longest relay id, matching the lease tables' owner column.
+pub const MAX_RELAY_ID_LEN: usize = 128;
+/// Longest metrics name.
+pub const MAX_METRICS_NAME_LEN: usize = 64;
+/// Longest header name, in characters.
+pub const MAX_HEADER_NAME_LEN: usize = 255;
+/// Longest accepted table or schema name, in bytes: PostgreSQL truncates names beyond
+/// 63 bytes (MySQL allows 64), so anything longer would silently name a different
+/// object there.
+pub const MAX_IDENTIFIER_LEN: usize = 63;
 
 /// Why a topic name is not one Kafka accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -43,18 +67,170 @@ pub fn validate_topic(topic: &str) -> Result<(), TopicNameError> {
     Ok(())
 }
 
-/// Checks a short identifier (relay id, metrics name): `1..=max` characters and not
-/// only white space. Returns a reason on failure.
-pub(crate) fn validate_label(value: &str, max: usize) -> Result<(), String> {
-    let chars = value.chars().count();
+/// Why a label (relay id, metrics name, header name) was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LabelError {
+    /// Empty or only white space.
+    #[error("must contain a non-blank character")]
+    Blank,
+    /// Longer than allowed.
+    #[error("is {len} characters long; at most {max} allowed")]
+    TooLong {
+        /// Its length in characters.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Holds a control character.
+    #[error("must not contain control characters")]
+    ControlChar,
+}
+
+/// Checks a short identifier (relay id, metrics name): `1..=max` characters, not only
+/// white space, no control characters.
+pub fn validate_label(value: &str, max: usize) -> Result<(), LabelError> {
     if value.trim().is_empty() {
-        return Err("must contain a non-blank character".into());
+        return Err(LabelError::Blank);
     }
-    if chars > max {
-        return Err(format!("is {chars} characters long; at most {max} allowed"));
+    let len = value.chars().count();
+    if len > max {
+        return Err(LabelError::TooLong { len, max });
     }
     if value.chars().any(char::is_control) {
-        return Err("must not contain control characters".into());
+        return Err(LabelError::ControlChar);
+    }
+    Ok(())
+}
+
+/// Checks a record header name: the rule of the message-id header, for the relays that
+/// stamp it and the consumers that read it alike.
+pub fn validate_header_name(name: &str) -> Result<(), LabelError> {
+    validate_label(name, MAX_HEADER_NAME_LEN)
+}
+
+/// `1..=MAX_BUCKET_COUNT` buckets, or the refused number back.
+pub fn validate_bucket_count(count: u32) -> Result<NonZeroU32, u32> {
+    match NonZeroU32::new(count) {
+        Some(n) if count <= MAX_BUCKET_COUNT => Ok(n),
+        _ => Err(count),
+    }
+}
+
+/// Which name a [`TableNameError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRole {
+    /// The schema (PostgreSQL schema, MySQL database, SQLite attached database).
+    Schema,
+    /// The pending-messages table.
+    Messages,
+    /// The bucket-lease table.
+    Leases,
+    /// The relay-heartbeat table.
+    Relays,
+    /// The `(bucket, id)` index, derived from the messages table name.
+    Index,
+    /// A consumer-side inbox table.
+    Inbox,
+    /// The inbox's `processed_at` index, derived from the inbox table name.
+    InboxIndex,
+}
+
+impl std::fmt::Display for NameRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NameRole::Schema => "schema",
+            NameRole::Messages => "messages table",
+            NameRole::Leases => "leases table",
+            NameRole::Relays => "relays table",
+            NameRole::Index => "messages index",
+            NameRole::Inbox => "inbox table",
+            NameRole::InboxIndex => "inbox index",
+        })
+    }
+}
+
+/// Why a schema or table name was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TableNameError {
+    /// The name is empty.
+    #[error("the {role} name is empty")]
+    Empty {
+        /// Which name.
+        role: NameRole,
+    },
+    /// The name is longer than [`MAX_IDENTIFIER_LEN`] bytes.
+    #[error(
+        "the {role} name {name:?} is {len} bytes, longer than {MAX_IDENTIFIER_LEN} (PostgreSQL would truncate it)"
+    )]
+    TooLong {
+        /// Which name.
+        role: NameRole,
+        /// The name as given (or derived, for an index).
+        name: String,
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// The name does not start with an ASCII letter or `_`.
+    #[error("the {role} name {name:?} must start with an ASCII letter or '_'")]
+    BadStart {
+        /// Which name.
+        role: NameRole,
+        /// The name as given.
+        name: String,
+    },
+    /// The name contains something other than ASCII letters, digits and `_`.
+    #[error(
+        "the {role} name {name:?} contains {ch:?}; only ASCII letters, digits and '_' are allowed"
+    )]
+    InvalidChar {
+        /// Which name.
+        role: NameRole,
+        /// The name as given.
+        name: String,
+        /// The first offending character.
+        ch: char,
+    },
+    /// Two of the three tables got the same name.
+    #[error("the {first} and the {second} are both named {name:?}")]
+    Duplicate {
+        /// The first role with that name.
+        first: NameRole,
+        /// The second role with that name.
+        second: NameRole,
+        /// The shared name.
+        name: String,
+    },
+}
+
+/// A plain SQL identifier: `[A-Za-z_][A-Za-z0-9_]*`, at most [`MAX_IDENTIFIER_LEN`]
+/// bytes. Names are quoted in SQL anyway; this is a second wall, so an odd or hostile
+/// name is refused at construction instead of being quoted into something surprising.
+pub fn validate_identifier(role: NameRole, name: &str) -> Result<(), TableNameError> {
+    let mut chars = name.chars();
+    let Some(first) = chars.next() else {
+        return Err(TableNameError::Empty { role });
+    };
+    if !(first.is_ascii_alphabetic() || first == '_') {
+        return Err(TableNameError::BadStart {
+            role,
+            name: name.to_owned(),
+        });
+    }
+    if let Some(ch) = chars.find(|c| !(c.is_ascii_alphanumeric() || *c == '_')) {
+        return Err(TableNameError::InvalidChar {
+            role,
+            name: name.to_owned(),
+            ch,
+        });
+    }
+    if name.len() > MAX_IDENTIFIER_LEN {
+        return Err(TableNameError::TooLong {
+            role,
+            name: name.to_owned(),
+            len: name.len(),
+        });
     }
     Ok(())
 }
@@ -85,10 +261,59 @@ mod tests {
     #[test]
     fn label_rules() {
         assert!(validate_label("outbox", 64).is_ok());
-        assert!(validate_label("", 64).is_err());
-        assert!(validate_label("   ", 64).is_err());
-        assert!(validate_label(&"x".repeat(65), 64).is_err());
+        assert_eq!(validate_label("", 64), Err(LabelError::Blank));
+        assert_eq!(validate_label("   ", 64), Err(LabelError::Blank));
+        assert_eq!(
+            validate_label(&"x".repeat(65), 64),
+            Err(LabelError::TooLong { len: 65, max: 64 })
+        );
         assert!(validate_label(&"é".repeat(64), 64).is_ok());
-        assert!(validate_label("a\nb", 64).is_err());
+        assert_eq!(validate_label("a\nb", 64), Err(LabelError::ControlChar));
+    }
+
+    #[test]
+    fn header_name_rule() {
+        assert_eq!(validate_header_name("x-outbox-message-id"), Ok(()));
+        assert_eq!(validate_header_name(" "), Err(LabelError::Blank));
+        assert_eq!(validate_header_name(&"h".repeat(255)), Ok(()));
+        assert_eq!(
+            validate_header_name(&"h".repeat(256)),
+            Err(LabelError::TooLong { len: 256, max: 255 })
+        );
+        assert_eq!(validate_header_name("a\tb"), Err(LabelError::ControlChar));
+    }
+
+    #[test]
+    fn bucket_count_bounds() {
+        assert_eq!(validate_bucket_count(0), Err(0));
+        assert_eq!(validate_bucket_count(1).map(NonZeroU32::get), Ok(1));
+        assert_eq!(
+            validate_bucket_count(65_536).map(NonZeroU32::get),
+            Ok(65_536)
+        );
+        assert_eq!(validate_bucket_count(65_537), Err(65_537));
+    }
+
+    #[test]
+    fn identifier_rules() {
+        let role = NameRole::Leases;
+        assert_eq!(validate_identifier(role, "_outbox_1"), Ok(()));
+        assert_eq!(
+            validate_identifier(role, ""),
+            Err(TableNameError::Empty { role })
+        );
+        assert!(matches!(
+            validate_identifier(role, "1abc"),
+            Err(TableNameError::BadStart { .. })
+        ));
+        assert!(matches!(
+            validate_identifier(role, "a-b"),
+            Err(TableNameError::InvalidChar { ch: '-', .. })
+        ));
+        assert_eq!(validate_identifier(role, &"a".repeat(63)), Ok(()));
+        assert!(matches!(
+            validate_identifier(role, &"a".repeat(64)),
+            Err(TableNameError::TooLong { len: 64, .. })
+        ));
     }
 }

@@ -213,7 +213,7 @@ async fn a_graceful_stop_hands_the_buckets_to_the_survivor_at_once() {
     let options = |id: &str| {
         RelayOptions::builder()
             .relay_id(id)
-            .bucket_count(8)
+            .schema(outbox_core::OutboxSchema::default()) // 8 buckets
             .lease_duration(Duration::from_secs(60))
             .lease_renew_interval(Duration::from_millis(200))
             .build()

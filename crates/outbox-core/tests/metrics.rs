@@ -284,7 +284,12 @@ async fn bucket_zero_sampling_follows_the_lease() {
     };
     assert_eq!(store.acquire_leases(&other).await.unwrap(), vec![0, 1]);
     let opts = options(name)
-        .bucket_count(2)
+        .schema(
+            outbox_core::OutboxSchema::builder()
+                .bucket_count(2)
+                .build()
+                .unwrap(),
+        )
         .backlog_sampling(true)
         .collect_metrics_on_bucket_zero_owner_only(true)
         .metrics_collection_interval(Duration::from_millis(100))

@@ -9,7 +9,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use outbox_core::OutboxSchema;
 use outbox_core::options::DEFAULT_MESSAGE_ID_HEADER;
+use outbox_core::validate::validate_label;
 
 use crate::compression::Compression;
 
@@ -107,9 +109,6 @@ pub enum ConfigError {
     /// The client id is blank, too long or has control characters.
     #[error("client id {0:?} must be 1..=255 characters, not blank, without control characters")]
     InvalidClientId(String),
-    /// The message-id header name is blank.
-    #[error("the message-id header name must not be blank")]
-    InvalidMessageIdHeader,
     /// A duration that must be positive is zero, or one too large for Kafka's
     /// millisecond fields.
     #[error("{name} must be between 1 ms and {max:?}, got {value:?}")]
@@ -300,10 +299,12 @@ impl KafkaPublisherBuilder {
         self
     }
 
-    /// Name of the message-id header (default `x-outbox-message-id`); must match the
-    /// relay's [`RelayOptions`](outbox_core::RelayOptions) and the consumers.
-    pub fn message_id_header(mut self, name: impl Into<String>) -> Self {
-        self.config.message_id_header = name.into();
+    /// The outbox's schema, shared with the writers, the relay's
+    /// [`RelayOptions`](outbox_core::RelayOptions) and the consumers: every record
+    /// carries its message id in the schema's `message_id_header` (validated by the
+    /// schema). Default [`OutboxSchema::default`], header `x-outbox-message-id`.
+    pub fn schema(mut self, schema: &OutboxSchema) -> Self {
+        self.config.message_id_header = schema.message_id_header().to_owned();
         self
     }
 
@@ -316,14 +317,10 @@ impl KafkaPublisherBuilder {
         if let Some(bad) = c.bootstrap_servers.iter().find(|s| !is_host_port(s)) {
             return Err(ConfigError::InvalidBootstrapServer(bad.clone()));
         }
-        if c.client_id.trim().is_empty()
-            || c.client_id.chars().count() > 255
-            || c.client_id.chars().any(char::is_control)
-        {
+        // Kafka's client id is a string of at most 32767 bytes; the core's label rule
+        // (not blank, 255 characters, no control characters) keeps it loggable.
+        if validate_label(&c.client_id, 255).is_err() {
             return Err(ConfigError::InvalidClientId(c.client_id));
-        }
-        if c.message_id_header.trim().is_empty() {
-            return Err(ConfigError::InvalidMessageIdHeader);
         }
         let kafka_ms = Duration::from_millis(i32::MAX as u64);
         let day = Duration::from_secs(86_400);
@@ -396,6 +393,16 @@ mod tests {
     }
 
     #[test]
+    fn the_header_comes_from_the_schema() {
+        let schema = OutboxSchema::builder()
+            .message_id_header("x-order-event-id")
+            .build()
+            .unwrap();
+        let c = builder().schema(&schema).build_config().unwrap();
+        assert_eq!(c.message_id_header(), "x-order-event-id");
+    }
+
+    #[test]
     fn rejects_bad_settings() {
         let e = |b: KafkaPublisherBuilder| b.build_config().unwrap_err();
         assert_eq!(
@@ -453,10 +460,6 @@ mod tests {
             e(builder().client_id(" ")),
             ConfigError::InvalidClientId(_)
         ));
-        assert_eq!(
-            e(builder().message_id_header("")),
-            ConfigError::InvalidMessageIdHeader
-        );
         assert_eq!(
             e(builder().sasl(Sasl::Plain {
                 username: String::new(),

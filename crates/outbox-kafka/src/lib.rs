@@ -8,7 +8,9 @@
 //! keyless records go to a random partition. None of this is configurable; whoever
 //! wants other semantics implements the `Publisher` trait themselves. Every record
 //! carries the row's own headers, then the message-id header (`x-outbox-message-id` by
-//! default, the UUID as text); keys, values and headers are copied byte for byte.
+//! default, else the `message_id_header` of the `OutboxSchema` given to
+//! `KafkaPublisherBuilder::schema`; the UUID as text); keys, values and headers are
+//! copied byte for byte.
 //!
 //! # Ordering and idempotence contract
 //!

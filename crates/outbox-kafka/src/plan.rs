@@ -216,7 +216,9 @@ fn choose_partition(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use outbox_core::{EnqueueConfig, Uuid};
+    use outbox_core::{EnqueueConfig, MessageError, OutboxSchema, Uuid};
+
+    use crate::config::KafkaPublisherBuilder;
 
     fn msg(topic: &str, key: Option<&str>, value_len: usize) -> OutboxMessage {
         let mut b = OutboxMessage::builder(topic).value(vec![1u8; value_len]);
@@ -262,6 +264,60 @@ mod tests {
         assert_eq!(
             Uuid::parse_str(std::str::from_utf8(value.unwrap()).unwrap()).unwrap(),
             batch[0].message_id
+        );
+    }
+
+    /// A writer and a publisher built from one schema agree: the record carries the id
+    /// under the schema's header (which the writer refuses as a user header), and with
+    /// as many partitions as buckets each row lands on the partition of its bucket.
+    #[test]
+    fn a_writer_and_a_publisher_from_one_schema_agree() {
+        let schema = OutboxSchema::builder()
+            .bucket_count(3)
+            .message_id_header("x-order-event-id")
+            .build()
+            .unwrap();
+        let writer = EnqueueConfig::from(schema.clone());
+        let publisher = KafkaPublisherBuilder::new(vec!["localhost:9092".into()])
+            .schema(&schema)
+            .build_config()
+            .unwrap();
+        let batch: Vec<OutboxMessage> = (0..30)
+            .map(|n| {
+                OutboxMessage::builder("t")
+                    .key(format!("order-{n}"))
+                    .build(&writer)
+                    .unwrap()
+            })
+            .collect();
+        let limits = Limits {
+            max_request_size: publisher.max_request_size(),
+            client_id_len: publisher.client_id().len(),
+            message_id_header: publisher.message_id_header(),
+        };
+        let mut d = Decoded::new(&batch);
+        let p = plan(&batch, &mut d, limits, three);
+        assert_eq!(p.planned, batch.len());
+        let mut seen = 0;
+        for g in &p.groups {
+            for c in &g.chunks {
+                for (&row, record) in c.rows.iter().zip(&c.records) {
+                    assert_eq!(g.partition, batch[row].bucket, "row {row}");
+                    let (name, value) = record.headers.last().unwrap();
+                    assert_eq!(*name, "x-order-event-id");
+                    let id = batch[row].message_id.hyphenated().to_string();
+                    assert_eq!(*value, Some(id.as_bytes()));
+                    seen += 1;
+                }
+            }
+        }
+        assert_eq!(seen, batch.len());
+        assert_eq!(
+            OutboxMessage::builder("t")
+                .header("x-order-event-id", "forged")
+                .build(&writer)
+                .unwrap_err(),
+            MessageError::ReservedHeader("x-order-event-id".into())
         );
     }
 

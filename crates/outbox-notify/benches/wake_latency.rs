@@ -47,7 +47,7 @@ impl Publisher for Signalling {
 fn options(relay_id: String) -> RelayOptions {
     RelayOptions::builder()
         .relay_id(relay_id)
-        .bucket_count(8)
+        .schema(outbox_core::OutboxSchema::default()) // 8 buckets
         .poll_interval(Duration::from_secs(30))
         .lease_duration(Duration::from_secs(10))
         .lease_renew_interval(Duration::from_secs(1))

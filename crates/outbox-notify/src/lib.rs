@@ -35,14 +35,15 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use outbox_core::{CommitNotifier, OutboxStore, Publisher, RelayOptions};
+//! use outbox_core::{CommitNotifier, OutboxSchema, OutboxStore, Publisher, RelayOptions};
 //! use outbox_notify::{ChannelName, spawn_relay_with_transport};
 //! use outbox_notify::postgres::PostgresTransport;
 //!
 //! async fn run(store: impl OutboxStore, publisher: impl Publisher)
 //!     -> Result<(), Box<dyn std::error::Error>> {
-//!     // The same bucket count and channel on every writer and relay of the table.
-//!     let options = RelayOptions::builder().bucket_count(8).build()?;
+//!     // The same schema (bucket count, ...) and channel on every writer and relay of the table.
+//!     let schema = OutboxSchema::builder().bucket_count(8).build()?;
+//!     let options = RelayOptions::builder().schema(schema).build()?;
 //!     let channel = ChannelName::for_outbox("outbox_messages", "prod")?;
 //!     let transport =
 //!         PostgresTransport::builder(channel, "postgres://app@db.internal:5432/orders").build()?;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use outbox_core::{OptionsError, RelayOptions};
+use outbox_core::{OptionsError, OutboxSchema, OutboxTables, RelayOptions, SchemaError};
 use serde::Deserialize;
 
 use crate::duration::parse_duration;
@@ -189,6 +189,9 @@ pub enum ConfigError {
     /// The relay options broke a rule.
     #[error(transparent)]
     Options(#[from] OptionsError),
+    /// The table names, bucket count or message-id header broke a rule.
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
 }
 
 /// SASL settings.
@@ -213,19 +216,6 @@ pub enum SaslMechanism {
     ScramSha512,
 }
 
-/// Table naming.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Tables {
-    /// Schema (PostgreSQL).
-    pub schema: Option<String>,
-    /// Messages table.
-    pub messages: Option<String>,
-    /// Leases table.
-    pub leases: Option<String>,
-    /// Relays table.
-    pub relays: Option<String>,
-}
-
 /// Everything the relay needs, validated.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -233,8 +223,6 @@ pub struct Config {
     pub database_url: String,
     /// Run the migration first.
     pub migrate: bool,
-    /// Table naming.
-    pub tables: Tables,
     /// Bootstrap servers.
     pub brokers: Vec<String>,
     /// Client id.
@@ -245,7 +233,8 @@ pub struct Config {
     pub tls_ca_file: Option<PathBuf>,
     /// SASL.
     pub sasl: Option<Sasl>,
-    /// Relay options.
+    /// Relay options, carrying the [`OutboxSchema`] (table names, bucket count,
+    /// message-id header) that the store and the publisher are built from too.
     pub relay: RelayOptions,
     /// Endpoint address.
     pub listen: SocketAddr,
@@ -373,12 +362,30 @@ impl Cli {
             },
         };
 
-        let mut b = RelayOptions::builder();
+        let mut tables = OutboxTables::builder();
+        if let Some(v) = self.schema.or(file.schema) {
+            tables = tables.schema(v);
+        }
+        if let Some(v) = self.messages_table.or(file.messages_table) {
+            tables = tables.messages(v);
+        }
+        if let Some(v) = self.leases_table.or(file.leases_table) {
+            tables = tables.leases(v);
+        }
+        if let Some(v) = self.relays_table.or(file.relays_table) {
+            tables = tables.relays(v);
+        }
+        let mut schema = OutboxSchema::builder().tables(tables.build().map_err(SchemaError::from)?);
+        if let Some(v) = self.bucket_count.or(file.bucket_count) {
+            schema = schema.bucket_count(v);
+        }
+        if let Some(v) = self.message_id_header.or(file.message_id_header) {
+            schema = schema.message_id_header(v);
+        }
+
+        let mut b = RelayOptions::builder().schema(schema.build()?);
         if let Some(v) = self.relay_id.or(file.relay_id) {
             b = b.relay_id(v);
-        }
-        if let Some(v) = self.bucket_count.or(file.bucket_count) {
-            b = b.bucket_count(v);
         }
         if let Some(v) = self.batch_size.or(file.batch_size) {
             b = b.batch_size(v);
@@ -438,9 +445,6 @@ impl Cli {
             "max-error-backoff",
             max_error_backoff
         );
-        if let Some(v) = self.message_id_header.or(file.message_id_header) {
-            b = b.message_id_header(v);
-        }
         if let Some(v) = self.metrics_name.or(file.metrics_name) {
             b = b.metrics_name(v);
         }
@@ -464,12 +468,6 @@ impl Cli {
         Ok(Config {
             database_url,
             migrate: self.migrate.or(file.migrate).unwrap_or(false),
-            tables: Tables {
-                schema: self.schema.or(file.schema),
-                messages: self.messages_table.or(file.messages_table),
-                leases: self.leases_table.or(file.leases_table),
-                relays: self.relays_table.or(file.relays_table),
-            },
             brokers,
             client_id: self
                 .client_id
@@ -553,6 +551,28 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("together"), "{e}");
+        // Table names, bucket count and header are checked once, as the outbox schema.
+        let schema_error = |flag: &str, value: &str| {
+            cli(&[
+                "--database-url",
+                "sqlite://x",
+                "--brokers",
+                "b:1",
+                flag,
+                value,
+            ])
+            .resolve()
+            .unwrap_err()
+        };
+        for (flag, value, says) in [
+            ("--bucket-count", "0", "bucket_count"),
+            ("--message-id-header", " ", "message_id_header"),
+            ("--messages-table", "a;b", "messages table"),
+        ] {
+            let e = schema_error(flag, value);
+            assert!(matches!(e, ConfigError::Schema(_)), "{flag}: {e:?}");
+            assert!(e.to_string().contains(says), "{flag}: {e}");
+        }
         assert!(
             Cli::try_parse_from(["outbox-relay", "--poll-interval", "5"]).is_err(),
             "a duration needs a unit"
@@ -576,7 +596,8 @@ mod tests {
         assert_eq!(c.brokers.len(), 2);
         assert_eq!(c.relay.bucket_count().get(), 32, "flag beats file");
         assert_eq!(c.relay.poll_interval(), Duration::from_millis(250));
-        assert_eq!(c.tables.messages.as_deref(), Some("orders_outbox"));
+        assert_eq!(c.relay.schema().tables().messages(), "orders_outbox");
+        assert_eq!(c.relay.schema().bucket_count().get(), 32);
         std::fs::write(&path, "databse_url = \"typo\"\n").unwrap();
         let e = cli(&["--config", path.to_str().unwrap()])
             .resolve()

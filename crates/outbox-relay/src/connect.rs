@@ -6,7 +6,7 @@ use outbox_kafka::rustls::pki_types::CertificateDer;
 use outbox_kafka::rustls::pki_types::pem::PemObject;
 use outbox_kafka::rustls::{ClientConfig, RootCertStore};
 use outbox_kafka::{KafkaPublisher, Sasl as KafkaSasl};
-use outbox_seaorm::{Migration, OutboxTables, SeaOrmStore};
+use outbox_seaorm::{Migration, SeaOrmStore};
 use sea_orm::{Database, DatabaseConnection};
 use sea_orm_migration::{MigrationTrait, SchemaManager};
 
@@ -15,9 +15,6 @@ use crate::config::{Config, SaslMechanism};
 /// A start-up failure, with what to check.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    /// Invalid table names.
-    #[error("table names: {0}")]
-    Tables(String),
     /// The database could not be reached or migrated.
     #[error("database: {0}")]
     Database(String),
@@ -29,27 +26,11 @@ pub enum StartError {
     Tls(String),
 }
 
-/// The table names from the configuration, validated.
-pub fn tables(config: &Config) -> Result<OutboxTables, StartError> {
-    let mut b = OutboxTables::builder();
-    if let Some(schema) = &config.tables.schema {
-        b = b.schema(schema.clone());
-    }
-    if let Some(name) = &config.tables.messages {
-        b = b.messages(name.clone());
-    }
-    if let Some(name) = &config.tables.leases {
-        b = b.leases(name.clone());
-    }
-    if let Some(name) = &config.tables.relays {
-        b = b.relays(name.clone());
-    }
-    b.build().map_err(|e| StartError::Tables(e.to_string()))
-}
-
-/// Connects the store (and a second connection for backlog samples), migrating first
-/// when asked.
-pub async fn store(config: &Config, tables: OutboxTables) -> Result<SeaOrmStore, StartError> {
+/// Connects the store (and a second connection for backlog samples) for the relay's
+/// schema, migrating first when asked.
+pub async fn store(config: &Config) -> Result<SeaOrmStore, StartError> {
+    let schema = config.relay.schema();
+    let tables = schema.tables();
     let db_error = |e: sea_orm::DbErr| StartError::Database(e.to_string());
     let db: DatabaseConnection = Database::connect(&config.database_url)
         .await
@@ -61,7 +42,7 @@ pub async fn store(config: &Config, tables: OutboxTables) -> Result<SeaOrmStore,
             .await
             .map_err(db_error)?;
         if !exists {
-            Migration::new(tables.clone())
+            Migration::new(schema.clone())
                 .up(&manager)
                 .await
                 .map_err(db_error)?;
@@ -71,7 +52,7 @@ pub async fn store(config: &Config, tables: OutboxTables) -> Result<SeaOrmStore,
     let metrics_db = Database::connect(&config.database_url)
         .await
         .map_err(db_error)?;
-    SeaOrmStore::new(db, tables)
+    SeaOrmStore::new(db, schema.clone())
         .and_then(|store| store.with_metrics_connection(metrics_db))
         .map_err(|e| StartError::Database(e.to_string()))
 }
@@ -80,7 +61,7 @@ pub async fn store(config: &Config, tables: OutboxTables) -> Result<SeaOrmStore,
 pub fn publisher(config: &Config) -> Result<KafkaPublisher, StartError> {
     let mut b = KafkaPublisher::builder(config.brokers.iter().map(String::as_str))
         .client_id(config.client_id.clone())
-        .message_id_header(config.relay.message_id_header());
+        .schema(config.relay.schema());
     if config.tls {
         b = b.tls(Arc::new(tls_config(config)?));
     }

@@ -57,15 +57,11 @@ async fn run(config: config::Config) -> ExitCode {
         Ok(listener) => listener,
         Err(e) => return start_failed(&format!("cannot listen on {}: {e}", config.listen)),
     };
-    let tables = match connect::tables(&config) {
-        Ok(tables) => tables,
-        Err(e) => return start_failed(&e.to_string()),
-    };
     let publisher = match connect::publisher(&config) {
         Ok(publisher) => publisher,
         Err(e) => return start_failed(&e.to_string()),
     };
-    let store = match connect::store(&config, tables).await {
+    let store = match connect::store(&config).await {
         Ok(store) => store,
         Err(e) => return start_failed(&e.to_string()),
     };

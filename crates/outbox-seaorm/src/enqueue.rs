@@ -13,15 +13,15 @@ use sea_query::Query;
 use crate::backend::Backend;
 use crate::entity::message::{self, timestamp_to_datetime};
 use crate::error::EnqueueError;
-use crate::tables::OutboxTables;
+use crate::tables::{OutboxTables, SqlNames};
 use crate::transaction::OutboxTransaction;
 
 /// Rows per `INSERT` statement: 8 bound values each, so one statement stays far below
 /// every backend's parameter limit (SQLite's historical minimum is 999).
 const ROWS_PER_INSERT: usize = 100;
 
-/// The writer side of one outbox: table names, enqueue settings and the notifier to wake
-/// after commits. Cheap to clone; build one at startup and share it.
+/// The writer side of one outbox: its [`OutboxSchema`](outbox_core::OutboxSchema) (tables, bucket count, message-id
+/// header) and record size limit, and the notifier to wake after commits. Cheap to clone; build one at startup and share it.
 ///
 /// Where a row goes decides when the local relay hears about it:
 ///
@@ -35,15 +35,13 @@ const ROWS_PER_INSERT: usize = 100;
 /// Nobody waits for Kafka: a notification only records a hint and returns.
 #[derive(Clone)]
 pub struct Outbox {
-    tables: Arc<OutboxTables>,
-    config: EnqueueConfig,
+    config: Arc<EnqueueConfig>,
     notifier: Arc<dyn CommitNotifier>,
 }
 
 impl fmt::Debug for Outbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Outbox")
-            .field("tables", &self.tables)
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
@@ -82,13 +80,14 @@ impl Enqueued {
 }
 
 impl Outbox {
-    /// An outbox writing to `tables` with `config` (whose bucket count must match every
-    /// relay's). Until [`with_notifier`](Self::with_notifier) is called, commits wake
-    /// nobody and relays find the rows by polling.
-    pub fn new(tables: OutboxTables, config: EnqueueConfig) -> Self {
+    /// An outbox writing with `config`: an [`OutboxSchema`](outbox_core::OutboxSchema) (the one the relays use), an
+    /// [`EnqueueConfig`] when records need a size limit, or
+    /// [`RelayOptions::enqueue_config`](outbox_core::RelayOptions::enqueue_config) in a
+    /// process that also runs the relay. Until [`with_notifier`](Self::with_notifier) is
+    /// called, commits wake nobody and relays find the rows by polling.
+    pub fn new(config: impl Into<EnqueueConfig>) -> Self {
         Outbox {
-            tables: Arc::new(tables),
-            config,
+            config: Arc::new(config.into()),
             notifier: Arc::new(NoopNotifier),
         }
     }
@@ -102,7 +101,7 @@ impl Outbox {
 
     /// The table names.
     pub fn tables(&self) -> &OutboxTables {
-        &self.tables
+        self.config.schema().tables()
     }
 
     /// The enqueue settings.
@@ -146,19 +145,19 @@ impl Outbox {
         match target.hook() {
             Hook::Autocommit(db) if rows.len() > ROWS_PER_INSERT => {
                 let txn = db.begin().await?;
-                insert_rows(&txn, &self.tables, &rows).await?;
+                insert_rows(&txn, self.tables(), &rows).await?;
                 txn.commit().await?;
                 self.notify(&done);
             }
             Hook::Autocommit(db) => {
-                insert_rows(db, &self.tables, &rows).await?;
+                insert_rows(db, self.tables(), &rows).await?;
                 self.notify(&done);
             }
             Hook::OnCommit(txn) => {
-                insert_rows(txn, &self.tables, &rows).await?;
+                insert_rows(txn, self.tables(), &rows).await?;
                 txn.record(&self.notifier, &done.buckets);
             }
-            Hook::None => insert_rows(target, &self.tables, &rows).await?,
+            Hook::None => insert_rows(target, self.tables(), &rows).await?,
         }
         Ok(done)
     }

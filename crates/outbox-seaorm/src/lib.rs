@@ -6,7 +6,7 @@
 //! |---|---|
 //! | [`Migration`] | a sea-orm-migration migration creating the three tables; add it to your `Migrator` |
 //! | [`entity`] | sea-orm entities for the tables (default names) |
-//! | [`OutboxTables`] | custom schema and table names, validated and always quoted |
+//! | [`OutboxTables`], [`SqlNames`] | custom schema and table names (part of `outbox_core::OutboxSchema`), validated and always quoted |
 //! | [`Outbox`] | the writer: validates, buckets and inserts messages in your transaction |
 //! | [`OutboxTransaction`] | a transaction that wakes the local relay after it commits |
 //! | [`SeaOrmStore`] | the `OutboxStore` the relay runs on: leases, heartbeats, batches, metrics |
@@ -24,8 +24,8 @@
 //! use std::time::Duration;
 //!
 //! use outbox_core::driver::Relay;
-//! use outbox_core::{OutboxMessage, Publisher, RelayOptions};
-//! use outbox_seaorm::{EnqueueError, Outbox, OutboxTables, SeaOrmStore};
+//! use outbox_core::{OutboxMessage, OutboxSchema, Publisher, RelayOptions};
+//! use outbox_seaorm::{EnqueueError, Outbox, SeaOrmStore};
 //! use sea_orm::{ConnectionTrait, Database, Statement};
 //! use sea_orm_migration::{MigrationTrait, MigratorTrait};
 //!
@@ -44,11 +44,12 @@
 //! let db = Database::connect("postgres://app@localhost/app").await?;
 //! Migrator::up(&db, None).await?;
 //!
-//! // The relay: one per process; the bucket count is shared by writers and relays.
-//! let options = RelayOptions::builder().bucket_count(8).build()?;
-//! let tables = OutboxTables::default();
-//! let store = SeaOrmStore::new(db.clone(), tables.clone())?;
-//! let outbox = Outbox::new(tables, options.enqueue_config());
+//! // The relay: one per process. Writers and relays share one schema: the table
+//! // names, the bucket count and the message-id header.
+//! let schema = OutboxSchema::builder().bucket_count(8).build()?;
+//! let options = RelayOptions::builder().schema(schema.clone()).build()?;
+//! let store = SeaOrmStore::new(db.clone(), schema.clone())?;
+//! let outbox = Outbox::new(schema);
 //! let relay = Relay::spawn(store, publisher, options)?;
 //! let outbox = outbox.with_notifier(relay.notifier());
 //!
@@ -103,6 +104,7 @@
 //! # Custom schema and table names
 //!
 //! ```
+//! use outbox_core::OutboxSchema;
 //! use outbox_seaorm::{Migration, OutboxTables};
 //!
 //! let tables = OutboxTables::builder()
@@ -111,8 +113,10 @@
 //!     .leases("orders_outbox_leases")
 //!     .relays("orders_outbox_relays")
 //!     .build()?;
-//! let migration = Migration::new(tables.clone()); // and the same `tables` for the store and the writer
-//! # Ok::<(), outbox_seaorm::TableNameError>(())
+//! let schema = OutboxSchema::builder().tables(tables).build()?;
+//! // The same `schema` for the store, the writer, the relay options and the publisher.
+//! let migration = Migration::new(schema.clone());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! Names must be plain identifiers (ASCII letters, digits, `_`, at most 63 bytes) and are
@@ -285,13 +289,13 @@ pub use enqueue::{EnqueueTarget, Enqueued, Hook, Outbox, insert_rows};
 pub use error::EnqueueError;
 pub use inbox::{
     ConsumerNameError, DEFAULT_INBOX_TABLE, INBOX_MIGRATION_NAME, Inbox, InboxError,
-    InboxMigration, InboxTable, InboxTableBuilder, InboxTarget, InvalidHeaderName, MessageIdError,
-    MessageIdHeader, Processed, Recorded,
+    InboxMigration, InboxTable, InboxTableBuilder, InboxTarget, MessageIdError, MessageIdHeader,
+    Processed, Recorded,
 };
 pub use migration::{MIGRATION_NAME, Migration};
 pub use store::{SeaOrmStore, StoreSetupError};
 pub use tables::{
     DEFAULT_LEASES_TABLE, DEFAULT_MESSAGES_TABLE, DEFAULT_RELAYS_TABLE, MAX_IDENTIFIER_LEN,
-    NameRole, OutboxTables, OutboxTablesBuilder, TableNameError,
+    NameRole, OutboxTables, OutboxTablesBuilder, SqlNames, TableNameError,
 };
 pub use transaction::OutboxTransaction;

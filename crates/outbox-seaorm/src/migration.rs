@@ -3,6 +3,7 @@
 use crate::ddl;
 use crate::ddl_migration::{DdlMigration, migration_name};
 use crate::tables::OutboxTables;
+use outbox_core::OutboxSchema;
 
 /// Name recorded in the migration table for the default tables.
 pub const MIGRATION_NAME: &str = "m20251201_000001_create_outbox_tables";
@@ -25,8 +26,9 @@ pub const MIGRATION_NAME: &str = "m20251201_000001_create_outbox_tables";
 /// }
 /// ```
 ///
-/// With custom names, pass the same [`OutboxTables`] the store and writers use:
-/// `Box::new(outbox_seaorm::Migration::new(tables))`. Its migration name then carries the
+/// With custom names, pass the same [`OutboxSchema`] the store, the writers and the
+/// relays use: `Box::new(outbox_seaorm::Migration::new(schema))` (bare [`OutboxTables`]
+/// work too; only the names matter here). Its migration name then carries the
 /// schema and messages table (`m20251201_000001_create_outbox_tables_messaging_orders_outbox`),
 /// so several outboxes can live in one `Migrator`.
 ///
@@ -37,13 +39,15 @@ pub type Migration = DdlMigration<OutboxTables>;
 
 impl Default for Migration {
     fn default() -> Self {
-        Migration::new(OutboxTables::default())
+        Migration::new(OutboxSchema::default())
     }
 }
 
 impl Migration {
-    /// The migration for these tables.
-    pub fn new(tables: OutboxTables) -> Self {
+    /// The migration for the tables of `schema` (the same value the store, the writers
+    /// and the relays use; bare [`OutboxTables`] work too).
+    pub fn new(schema: impl Into<OutboxSchema>) -> Self {
+        let tables = schema.into().tables().clone();
         let name = migration_name(
             MIGRATION_NAME,
             tables.is_default(),

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use outbox_core::driver::Relay;
-use outbox_core::{CommitNotifier, RelayOptions};
+use outbox_core::{CommitNotifier, OutboxSchema, RelayOptions};
 use outbox_kafka::KafkaPublisher;
-use outbox_seaorm::{MessageIdHeader, Outbox, OutboxTables, SeaOrmStore};
+use outbox_seaorm::{MessageIdHeader, Outbox, SeaOrmStore};
 use rskafka::client::ClientBuilder;
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Schema};
 use sea_orm_migration::MigratorTrait;
@@ -101,21 +101,25 @@ async fn main() -> anyhow::Result<()> {
         args.brokers
     );
 
+    // One schema (table names, bucket count, message-id header) for the store, the
+    // publisher, the relay, the writer and the consumer: they cannot disagree.
+    let schema = OutboxSchema::default();
     // The relay, in this process: sea-orm store + Kafka publisher.
     let options = RelayOptions::builder()
+        .schema(schema.clone())
         .metrics_name("orders-demo")
         .backlog_sampling(true)
         .build()?;
     // The store gets its own pool: on SQLite a pool is one connection, and the writer's
     // open transactions must not hold the relay up.
-    let store = SeaOrmStore::new(Database::connect(&url).await?, OutboxTables::default())?;
+    let store = SeaOrmStore::new(Database::connect(&url).await?, schema.clone())?;
     let publisher = KafkaPublisher::builder([args.brokers.as_str()])
         .client_id("orders-demo-relay")
+        .schema(&schema)
         .build()?;
     let relay = Relay::spawn(store, publisher, options.clone())?;
     let notifier: Arc<dyn CommitNotifier> = relay.notifier();
-    let outbox =
-        Outbox::new(OutboxTables::default(), options.enqueue_config()).with_notifier(notifier);
+    let outbox = Outbox::new(schema.clone()).with_notifier(notifier);
     println!("relay      {}", relay.relay_id());
 
     // The service places orders; commit instants are kept for the latency figures.
@@ -127,7 +131,7 @@ async fn main() -> anyhow::Result<()> {
     });
 
     // The consumer runs until every committed order arrived.
-    let header = MessageIdHeader::new(options.message_id_header())?;
+    let header = MessageIdHeader::new(&schema);
     let mut consumer = Consumer::new(Arc::clone(&kafka), TOPIC, PARTITIONS, header);
     let mut progress = Progress::new(u64::from(args.orders));
     let mut latencies = Vec::new();

@@ -2,9 +2,9 @@
 //! table operations: fill, copy, count.
 
 use outbox_core::{EnqueueConfig, OutboxMessage};
-use outbox_seaorm::OutboxTables;
 use outbox_seaorm::entity::message::{Column as C, INSERTED_COLUMNS};
 use outbox_seaorm::insert_rows;
+use outbox_seaorm::{OutboxTables, SqlNames};
 use sea_orm::sea_query::{Alias, Expr, Order, Query};
 use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait};
 

@@ -116,15 +116,16 @@ pub async fn relay_drain(
     timings: &Timings,
 ) -> Duration {
     let acks = Acks::default();
+    let schema = env.schema(tables, bucket_count);
     let store = Timed::new(
-        SeaOrmStore::new(env.db().await, tables.clone()).unwrap(),
+        SeaOrmStore::new(env.db().await, schema.clone()).unwrap(),
         timings.clone(),
     );
     let publisher = Recording::new(
         Timed::new(env.publisher().await, timings.clone()),
         acks.clone(),
     );
-    let options = env.relay_options(bucket_count).build().unwrap();
+    let options = env.relay_options(&schema).build().unwrap();
     let started = Instant::now();
     let relay = Relay::spawn(store, publisher, options).unwrap();
     acks.wait_for(n, drain_timeout(n)).await;

@@ -53,7 +53,7 @@ pub async fn run(env: &Env, report: &mut Report) {
         )
         .to_owned();
     db.execute(&create).await.unwrap();
-    let outbox = Outbox::new(tables.clone(), env.enqueue_config(8));
+    let outbox = Outbox::new(env.schema(&tables, 8));
 
     let mut done = [0u64; 3];
     let mut time = [Duration::ZERO; 3];

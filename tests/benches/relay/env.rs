@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use outbox_core::{EnqueueConfig, RelayOptions, RelayOptionsBuilder};
+use outbox_core::{EnqueueConfig, OutboxSchema, RelayOptions, RelayOptionsBuilder};
 use outbox_kafka::KafkaPublisher;
 use outbox_seaorm::{Backend, OutboxTables, ddl};
 use outbox_tests::{kafka, unique_name};
@@ -126,19 +126,33 @@ impl Env {
         publisher
     }
 
-    /// Relay options of the benchmark: defaults (batch 500, poll 1 s) unless changed.
-    pub fn relay_options(&self, bucket_count: u32) -> RelayOptionsBuilder {
-        RelayOptions::builder()
-            .relay_id(unique_name("relay"))
-            .bucket_count(bucket_count)
-            .batch_size(BATCH)
-    }
-
-    pub fn enqueue_config(&self, bucket_count: u32) -> EnqueueConfig {
-        EnqueueConfig::builder()
+    /// The schema of `tables` with `bucket_count` buckets, for the store, the relay and
+    /// the writer alike.
+    pub fn schema(&self, tables: &OutboxTables, bucket_count: u32) -> OutboxSchema {
+        OutboxSchema::builder()
+            .tables(tables.clone())
             .bucket_count(bucket_count)
             .build()
             .unwrap()
+    }
+
+    /// Relay options of the benchmark: defaults (batch 500, poll 1 s) unless changed.
+    pub fn relay_options(&self, schema: &OutboxSchema) -> RelayOptionsBuilder {
+        RelayOptions::builder()
+            .relay_id(unique_name("relay"))
+            .schema(schema.clone())
+            .batch_size(BATCH)
+    }
+
+    /// Writer settings with `bucket_count` buckets (the rows are inserted with
+    /// `insert_rows` into whichever tables the caller names).
+    pub fn enqueue_config(&self, bucket_count: u32) -> EnqueueConfig {
+        EnqueueConfig::from(
+            OutboxSchema::builder()
+                .bucket_count(bucket_count)
+                .build()
+                .unwrap(),
+        )
     }
 
     /// The database's version string.

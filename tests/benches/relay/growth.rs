@@ -181,9 +181,15 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 async fn relay_rate(env: &Env, tables: &OutboxTables, rows: u64) -> f64 {
     let acks = Acks::default();
-    let store = SeaOrmStore::new(env.db().await, tables.clone()).unwrap();
+    let schema = env.schema(tables, 8);
+    let store = SeaOrmStore::new(env.db().await, schema.clone()).unwrap();
     let publisher = Recording::new(env.publisher().await, acks.clone());
-    let relay = Relay::spawn(store, publisher, env.relay_options(8).build().unwrap()).unwrap();
+    let relay = Relay::spawn(
+        store,
+        publisher,
+        env.relay_options(&schema).build().unwrap(),
+    )
+    .unwrap();
     let timeout = crate::drain::drain_timeout(rows);
     let t0 = acks.wait_for(1, timeout).await;
     let c0 = acks.count();

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use outbox_core::driver::{Relay, RelayHandle};
-use outbox_core::{CommitNotifier, OutboxMessage, Uuid};
+use outbox_core::{CommitNotifier, EnqueueConfig, OutboxMessage, Uuid};
 use outbox_notify::postgres::PostgresTransport;
 use outbox_notify::redis::RedisTransport;
 use outbox_notify::{ChannelName, spawn_relay_with_transport};
 use outbox_seaorm::entity::lease;
-use outbox_seaorm::{Outbox, OutboxTables, SeaOrmStore};
+use outbox_seaorm::{Outbox, OutboxTables, SeaOrmStore, SqlNames};
 use outbox_tests::unique_name;
 use sea_orm::sea_query::Query;
 use sea_orm::{ConnectionTrait, DatabaseConnection, FromQueryResult};
@@ -114,16 +114,17 @@ async fn single_relay(
     let tables = env.tables(db).await;
     let topic = env.topic().await;
     let acks = Acks::with_instants();
+    let schema = env.schema(&tables, 8);
     let store = Timed::new(
-        SeaOrmStore::new(env.db().await, tables.clone()).unwrap(),
+        SeaOrmStore::new(env.db().await, schema.clone()).unwrap(),
         timings.clone(),
     );
     let publisher = Recording::new(
         Timed::new(env.publisher().await, timings.clone()),
         acks.clone(),
     );
-    let options = env.relay_options(8).build().unwrap();
-    let mut outbox = Outbox::new(tables.clone(), options.enqueue_config());
+    let options = env.relay_options(&schema).build().unwrap();
+    let mut outbox = Outbox::new(options.enqueue_config());
     let relay = Relay::spawn(store, publisher, options).unwrap();
     if notify {
         outbox = outbox.with_notifier(relay.notifier());
@@ -144,8 +145,9 @@ async fn cross_pod(env: &Env, db: &DatabaseConnection, rate: u64, seconds: u64) 
     let topic = env.topic().await;
     let acks = Acks::with_instants();
     let channel = ChannelName::new(&unique_name("bench")).unwrap();
+    let schema = env.schema(&tables, 8);
     let relay = |id: String| {
-        env.relay_options(8)
+        env.relay_options(&schema)
             .relay_id(id)
             .poll_interval(Duration::from_secs(30))
             .lease_duration(Duration::from_secs(10))
@@ -156,7 +158,7 @@ async fn cross_pod(env: &Env, db: &DatabaseConnection, rate: u64, seconds: u64) 
     let (a_id, b_id) = (unique_name("a"), unique_name("b"));
     let mut handles: Vec<RelayHandle> = Vec::new();
     for id in [&a_id, &b_id] {
-        let store = SeaOrmStore::new(env.db().await, tables.clone()).unwrap();
+        let store = SeaOrmStore::new(env.db().await, schema.clone()).unwrap();
         let publisher = Recording::new(env.publisher().await, acks.clone());
         let handle = if env.kind() == DbKind::Postgres {
             let transport = PostgresTransport::builder(channel.clone(), env.url.clone())
@@ -186,7 +188,7 @@ async fn cross_pod(env: &Env, db: &DatabaseConnection, rate: u64, seconds: u64) 
     // Let A's listener subscribe and the leases settle.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let b_buckets = owned_by(db, &tables, &b_id).await;
-    let config = env.enqueue_config(8);
+    let config = EnqueueConfig::from(schema.clone());
     let keys: Vec<String> = (0..data::KEYS)
         .map(data::key)
         .filter(|k| {
@@ -199,7 +201,7 @@ async fn cross_pod(env: &Env, db: &DatabaseConnection, rate: u64, seconds: u64) 
         })
         .collect();
     let notifier: Arc<dyn CommitNotifier> = handles[0].notifier();
-    let outbox = Outbox::new(tables.clone(), config).with_notifier(notifier);
+    let outbox = Outbox::new(config).with_notifier(notifier);
     println!(
         "  (transport: {transport}; writer beside relay A, rows in relay B's buckets {b_buckets:?})"
     );

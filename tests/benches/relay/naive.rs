@@ -9,6 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use outbox_core::OutboxMessage;
 use outbox_core::bucket::partition_for_key;
+use outbox_seaorm::SqlNames;
 use outbox_seaorm::entity::message::{COLUMNS, Column as C, Model};
 use rskafka::client::partition::{Compression, UnknownTopicHandling};
 use rskafka::record::Record;

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use outbox_seaorm::OutboxTables;
 use outbox_seaorm::entity::lease;
+use outbox_seaorm::{OutboxTables, SqlNames};
 use outbox_tests::{host_port, unique_name};
 use sea_orm::sea_query::Query;
 use sea_orm::{ConnectionTrait, DatabaseConnection, FromQueryResult};

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use outbox_core::{EnqueueConfig, OutboxMessage};
+use outbox_core::{OutboxMessage, OutboxSchema};
 use outbox_seaorm::Outbox;
 use sea_orm::DatabaseConnection;
 use tokio::task::JoinHandle;
@@ -72,11 +72,12 @@ impl Writer {
         per_txn: usize,
         interval: Duration,
     ) -> Writer {
-        let config = EnqueueConfig::builder()
+        let schema = OutboxSchema::builder()
+            .tables(env.tables.clone())
             .bucket_count(bucket_count)
             .build()
-            .unwrap_or_else(|e| panic!("enqueue config: {e}"));
-        let outbox = Outbox::new(env.tables.clone(), config);
+            .unwrap_or_else(|e| panic!("outbox schema: {e}"));
+        let outbox = Outbox::new(schema);
         let stop = Arc::new(AtomicBool::new(false));
         let state = Arc::new(Mutex::new(WriterReportCell(State {
             report: WriterReport::default(),

@@ -247,10 +247,11 @@ pub fn run(seed: u64, verbose: bool) -> Result<Stats, String> {
         lease_release: true,
     };
     let store = MemoryStore::new().with_capabilities(caps);
-    let config = EnqueueConfig::builder()
+    let schema = outbox_core::OutboxSchema::builder()
         .bucket_count(sc.bucket_count)
         .build()
         .map_err(|e| e.to_string())?;
+    let config = EnqueueConfig::from(schema);
     let mut world = World {
         rng,
         verbose,
@@ -341,7 +342,7 @@ impl World {
     fn options(&self, relay: usize) -> RelayOptions {
         let mut b = RelayOptions::builder()
             .relay_id(format!("relay-{relay}-{}", self.relays[relay].generation))
-            .bucket_count(self.sc.bucket_count)
+            .schema(self.config.schema().clone())
             .batch_size(self.sc.batch_size)
             .poll_interval(Duration::from_secs(1))
             .lease_duration(Duration::from_millis(LEASE_MS))

@@ -194,7 +194,12 @@ async fn a_custom_message_id_header_name_is_used() {
     let brokers = brokers();
     let (client, topic) = topic(&brokers, "kafka_header_name", 1).await;
     let publisher = publisher_for(&brokers)
-        .message_id_header("msg-id")
+        .schema(
+            &outbox_core::OutboxSchema::builder()
+                .message_id_header("msg-id")
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
     let m = message(&topic, Some(b"k"), b"v");

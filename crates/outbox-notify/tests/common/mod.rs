@@ -24,7 +24,7 @@ pub const LONG_POLL: Duration = Duration::from_secs(30);
 pub fn options(relay_id: &str, poll: Duration) -> RelayOptions {
     RelayOptions::builder()
         .relay_id(relay_id)
-        .bucket_count(8)
+        .schema(outbox_core::OutboxSchema::default()) // 8 buckets
         .poll_interval(poll)
         .lease_duration(Duration::from_secs(10))
         .lease_renew_interval(Duration::from_secs(1))

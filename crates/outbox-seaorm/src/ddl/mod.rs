@@ -24,7 +24,7 @@ use sea_query::{
 
 use crate::backend::Backend;
 use crate::entity::{lease, message, relay};
-use crate::tables::OutboxTables;
+use crate::tables::{OutboxTables, SqlNames};
 
 mod inbox;
 

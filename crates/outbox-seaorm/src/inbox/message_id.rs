@@ -5,11 +5,8 @@
 //! 36-character hyphenated text form. Redeliveries of a record carry the same id, so it
 //! is the key a consumer deduplicates on.
 
-use outbox_core::Uuid;
 use outbox_core::options::DEFAULT_MESSAGE_ID_HEADER;
-
-/// Longest accepted header name, in characters (the relay's own limit).
-const MAX_HEADER_NAME_LEN: usize = 255;
+use outbox_core::{OutboxSchema, Uuid};
 
 /// How much of an unparsable value an error quotes.
 const QUOTED_VALUE_LEN: usize = 64;
@@ -46,16 +43,6 @@ pub enum MessageIdError {
     },
 }
 
-/// A header name refused by [`MessageIdHeader::new`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "message-id header name {name:?} refused: it must be 1 to {MAX_HEADER_NAME_LEN} characters, not blank, without control characters"
-)]
-pub struct InvalidHeaderName {
-    /// The name given.
-    pub name: String,
-}
-
 /// Reads message ids from consumed records' headers.
 ///
 /// ```
@@ -82,19 +69,18 @@ impl Default for MessageIdHeader {
     }
 }
 
+impl From<&OutboxSchema> for MessageIdHeader {
+    fn from(schema: &OutboxSchema) -> Self {
+        MessageIdHeader::new(schema)
+    }
+}
+
 impl MessageIdHeader {
-    /// Reads this header instead: the `message_id_header` the relays were configured
-    /// with. Refused when blank, longer than 255 characters or holding control
-    /// characters (names no relay accepts).
-    pub fn new(name: impl Into<String>) -> Result<Self, InvalidHeaderName> {
-        let name = name.into();
-        let ok = !name.trim().is_empty()
-            && name.chars().count() <= MAX_HEADER_NAME_LEN
-            && !name.chars().any(char::is_control);
-        if ok {
-            Ok(MessageIdHeader { name })
-        } else {
-            Err(InvalidHeaderName { name })
+    /// Reads the `message_id_header` of `schema`, the schema the relays were built
+    /// from (its name was validated there, by the rule every relay applies).
+    pub fn new(schema: &OutboxSchema) -> Self {
+        MessageIdHeader {
+            name: schema.message_id_header().to_owned(),
         }
     }
 
@@ -152,6 +138,8 @@ impl MessageIdHeader {
 mod tests {
     use std::collections::BTreeMap;
 
+    use outbox_core::SchemaError;
+
     use super::*;
 
     #[test]
@@ -174,7 +162,12 @@ mod tests {
 
     #[test]
     fn typed_refusals() {
-        let h = MessageIdHeader::new("mid").unwrap();
+        let schema = OutboxSchema::builder()
+            .message_id_header("mid")
+            .build()
+            .unwrap();
+        let h = MessageIdHeader::new(&schema);
+        assert_eq!(MessageIdHeader::from(&schema), h);
         assert_eq!(h.name(), "mid");
         let id = Uuid::now_v7().to_string();
         assert_eq!(
@@ -215,13 +208,15 @@ mod tests {
                 second: b
             })
         );
+        // Names no relay accepts cannot reach a reader either: the schema refuses them.
+        let named = |n: String| OutboxSchema::builder().message_id_header(n).build();
         for bad in ["", "  ", "a\nb"] {
-            assert_eq!(
-                MessageIdHeader::new(bad),
-                Err(InvalidHeaderName { name: bad.into() })
+            assert!(
+                matches!(named(bad.into()), Err(SchemaError::MessageIdHeader(_))),
+                "{bad:?}"
             );
         }
-        assert!(MessageIdHeader::new("m".repeat(256)).is_err());
-        assert!(MessageIdHeader::new("m".repeat(255)).is_ok());
+        assert!(named("m".repeat(256)).is_err());
+        assert!(named("m".repeat(255)).is_ok());
     }
 }

@@ -32,7 +32,7 @@ use crate::entity::message::timestamp_to_datetime;
 use crate::transaction::OutboxTransaction;
 
 pub use error::{ConsumerNameError, InboxError};
-pub use message_id::{InvalidHeaderName, MessageIdError, MessageIdHeader};
+pub use message_id::{MessageIdError, MessageIdHeader};
 pub use migration::{INBOX_MIGRATION_NAME, InboxMigration};
 pub use table::{DEFAULT_INBOX_TABLE, InboxTable, InboxTableBuilder};
 

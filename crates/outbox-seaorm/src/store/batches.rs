@@ -6,7 +6,7 @@ use sea_query::{Alias, Expr, ExprTrait, Order, Query, SelectStatement, UnionType
 
 use super::{MAX_IN_LIST, unavailable};
 use crate::entity::message;
-use crate::tables::OutboxTables;
+use crate::tables::{OutboxTables, SqlNames};
 
 /// Owned buckets probed per statement. SQLite caps a compound `SELECT` at 500 terms by
 /// default; relays rarely own more than this.

@@ -40,7 +40,7 @@ use sea_query::{Cond, Expr, ExprTrait, Keyword, OnConflict, Query};
 
 use super::unavailable;
 use crate::entity::{lease, relay};
-use crate::tables::OutboxTables;
+use crate::tables::{OutboxTables, SqlNames};
 
 pub(crate) async fn acquire(
     db: &DatabaseConnection,

@@ -7,7 +7,7 @@ use sea_query::{Expr, Func, Query};
 use super::unavailable;
 use crate::backend::Backend;
 use crate::entity::message;
-use crate::tables::OutboxTables;
+use crate::tables::{OutboxTables, SqlNames};
 
 /// `SELECT COUNT(*), MIN(created_at)` over the messages table.
 ///

@@ -14,8 +14,8 @@ mod metrics;
 use std::sync::Arc;
 
 use outbox_core::{
-    LeaseRequest, OutboxMessage, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities,
-    StoreError,
+    LeaseRequest, Misconfiguration, OutboxMessage, OutboxSchema, OutboxStore, PendingMetrics,
+    RenewOutcome, StoreCapabilities, StoreError,
 };
 use sea_orm::{DatabaseConnection, DbErr};
 use tracing::{Instrument, debug_span};
@@ -57,24 +57,31 @@ pub struct SeaOrmStore {
 struct Inner {
     db: DatabaseConnection,
     metrics_db: DatabaseConnection,
-    tables: OutboxTables,
+    schema: OutboxSchema,
     backend: Backend,
 }
 
 impl SeaOrmStore {
-    /// A store on `db` for the outbox in `tables`.
+    /// A store on `db` for the outbox described by `schema` (the same value the relay's
+    /// options and the writers use; [`OutboxSchema::default`] for the defaults; bare
+    /// [`OutboxTables`] mean the default bucket count and header).
+    /// A relay asking for a different bucket count is refused as a misconfiguration.
     ///
     /// Backlog metrics run on the same pool, each on a connection of its own (the relay
     /// samples them concurrently with its other calls), unless
     /// [`with_metrics_connection`](Self::with_metrics_connection) gives them a separate
     /// pool.
-    pub fn new(db: DatabaseConnection, tables: OutboxTables) -> Result<Self, StoreSetupError> {
+    pub fn new(
+        db: DatabaseConnection,
+        schema: impl Into<OutboxSchema>,
+    ) -> Result<Self, StoreSetupError> {
+        let schema = schema.into();
         let backend = Backend::try_from(db.get_database_backend())?;
         Ok(SeaOrmStore {
             inner: Arc::new(Inner {
                 metrics_db: db.clone(),
                 db,
-                tables,
+                schema,
                 backend,
             }),
         })
@@ -97,15 +104,30 @@ impl SeaOrmStore {
             inner: Arc::new(Inner {
                 db: self.inner.db.clone(),
                 metrics_db,
-                tables: self.inner.tables.clone(),
+                schema: self.inner.schema.clone(),
                 backend,
             }),
         })
     }
 
-    /// The outbox's table names.
+    /// The outbox's schema.
+    pub fn schema(&self) -> &OutboxSchema {
+        &self.inner.schema
+    }
+
+    /// The outbox's table names, the schema's.
     pub fn tables(&self) -> &OutboxTables {
-        &self.inner.tables
+        self.inner.schema.tables()
+    }
+
+    /// Refuses a relay whose options were built from another schema than this store.
+    fn check_bucket_count(&self, relay: u32) -> Result<(), StoreError> {
+        let store = self.inner.schema.bucket_count().get();
+        if relay == store {
+            Ok(())
+        } else {
+            Err(Misconfiguration::BucketCountMismatch { store, relay }.into())
+        }
     }
 
     /// The pool the relay's calls run on.
@@ -143,7 +165,8 @@ impl OutboxStore for SeaOrmStore {
             relay_id = request.relay_id,
             bucket_count = request.bucket_count,
         );
-        leases::acquire(&i.db, &i.tables, request)
+        self.check_bucket_count(request.bucket_count)?;
+        leases::acquire(&i.db, i.schema.tables(), request)
             .instrument(span)
             .await
     }
@@ -159,7 +182,8 @@ impl OutboxStore for SeaOrmStore {
             owned = owned.len(),
             bucket_count
         );
-        batches::buckets_with_pending(&i.db, &i.tables, owned, bucket_count)
+        self.check_bucket_count(bucket_count)?;
+        batches::buckets_with_pending(&i.db, i.schema.tables(), owned, bucket_count)
             .instrument(span)
             .await
     }
@@ -171,7 +195,7 @@ impl OutboxStore for SeaOrmStore {
     ) -> Result<Vec<OutboxMessage>, StoreError> {
         let i = &self.inner;
         let span = debug_span!("outbox_store.next_batch", bucket, batch_size = limit);
-        batches::next_batch(&i.db, &i.tables, bucket, limit)
+        batches::next_batch(&i.db, i.schema.tables(), bucket, limit)
             .instrument(span)
             .await
     }
@@ -187,7 +211,7 @@ impl OutboxStore for SeaOrmStore {
             bucket,
             batch_size = published.len()
         );
-        batches::mark_published(&i.db, &i.tables, bucket, published)
+        batches::mark_published(&i.db, i.schema.tables(), bucket, published)
             .instrument(span)
             .await
     }
@@ -203,7 +227,7 @@ impl OutboxStore for SeaOrmStore {
             relay_id = request.relay_id,
             buckets = buckets.len(),
         );
-        leases::renew(&i.db, &i.tables, request, buckets)
+        leases::renew(&i.db, i.schema.tables(), request, buckets)
             .instrument(span)
             .await
     }
@@ -211,7 +235,7 @@ impl OutboxStore for SeaOrmStore {
     async fn release_leases(&self, relay_id: &str) -> Result<(), StoreError> {
         let i = &self.inner;
         let span = debug_span!("outbox_store.release_leases", relay_id);
-        leases::release_all(&i.db, &i.tables, relay_id)
+        leases::release_all(&i.db, i.schema.tables(), relay_id)
             .instrument(span)
             .await
     }
@@ -219,7 +243,7 @@ impl OutboxStore for SeaOrmStore {
     async fn pending_metrics(&self) -> Result<Option<PendingMetrics>, StoreError> {
         let i = &self.inner;
         let span = debug_span!("outbox_store.pending_metrics");
-        metrics::pending(&i.metrics_db, i.backend, &i.tables)
+        metrics::pending(&i.metrics_db, i.backend, i.schema.tables())
             .instrument(span)
             .await
             .map(Some)

@@ -14,11 +14,11 @@ async fn invalid_messages_write_nothing(tdb: Arc<TestDb>) {
     let tables = tdb.fresh_tables().await;
     let recorder = Recorder::new();
     let config = EnqueueConfig::builder()
-        .bucket_count(8)
+        .schema(tables.clone().into()) // 8 buckets
         .max_record_size(1_000)
         .build()
         .unwrap();
-    let outbox = Outbox::new(tables.clone(), config).with_notifier(recorder.clone());
+    let outbox = Outbox::new(config).with_notifier(recorder.clone());
 
     let err = outbox
         .enqueue(&tdb.db, OutboxMessage::builder("bad topic!").value("x"))
@@ -135,7 +135,7 @@ async fn invalid_table_names_are_refused(tdb: Arc<TestDb>) {
         .build()
         .unwrap();
     let tables = tdb.migrate(tables).await;
-    let outbox = Outbox::new(tables.clone(), EnqueueConfig::default());
+    let outbox = Outbox::new(EnqueueConfig::from(tables.clone()));
     outbox
         .enqueue(&tdb.db, OutboxMessage::builder("t").key("k"))
         .await
@@ -161,6 +161,30 @@ async fn oversized_relay_id_is_fatal(tdb: Arc<TestDb>) {
     assert!(err.is_fatal(), "{err}");
 }
 
+/// A relay whose options came from another schema than the store's (here 4 buckets
+/// against the store's 8) is refused as a fatal misconfiguration before it claims
+/// anything, and it probes nothing either.
+async fn bucket_count_disagreeing_with_the_store_is_fatal(tdb: Arc<TestDb>) {
+    let tables = tdb.fresh_tables().await;
+    let store = tdb.store(&tables);
+    assert_eq!(store.schema().bucket_count().get(), 8);
+    let err = store
+        .acquire_leases(&LeaseRequest {
+            relay_id: "relay-other-schema",
+            bucket_count: 4,
+            lease_duration: std::time::Duration::from_secs(30),
+            now: Timestamp::now(),
+        })
+        .await
+        .unwrap_err();
+    assert!(err.is_fatal(), "{err}");
+    assert!(err.to_string().contains("OutboxSchema"), "{err}");
+    let err = store.buckets_with_pending(&[0], 4).await.unwrap_err();
+    assert!(err.is_fatal(), "{err}");
+    assert_eq!(tdb.count(&tables).await, 0);
+}
+
 on_each_database!(invalid_messages => super::invalid_messages_write_nothing);
+on_each_database!(bucket_count_mismatch => super::bucket_count_disagreeing_with_the_store_is_fatal);
 on_each_database!(invalid_table_names => super::invalid_table_names_are_refused);
 on_each_database!(oversized_relay_id => super::oversized_relay_id_is_fatal);

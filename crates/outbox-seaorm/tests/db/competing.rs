@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use outbox_core::{LeaseRequest, OutboxStore, StoreError, Timestamp};
-use outbox_seaorm::{OutboxTables, SeaOrmStore};
+use outbox_seaorm::{OutboxTables, SeaOrmStore, SqlNames};
 use sea_orm::ConnectionTrait;
 use sea_query::Query;
 

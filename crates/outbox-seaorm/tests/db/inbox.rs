@@ -350,7 +350,7 @@ async fn record_in_callers_transaction(tdb: Arc<TestDb>) {
     let inbox = fresh_inbox(&tdb).await;
     let orders_table = business_table(&tdb).await;
     let tables = tdb.fresh_tables().await;
-    let outbox = Outbox::new(tables.clone(), EnqueueConfig::default());
+    let outbox = Outbox::new(EnqueueConfig::from(tables.clone()));
     let id = Uuid::now_v7();
 
     // Rolled back: nothing recorded, nothing enqueued.

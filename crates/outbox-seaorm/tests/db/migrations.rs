@@ -65,7 +65,7 @@ async fn migrator_and_entities(tdb: Arc<TestDb>) {
     }
 
     // Enqueue through the library, insert one more through the entity's ActiveModel.
-    let outbox = Outbox::new(OutboxTables::default(), EnqueueConfig::default());
+    let outbox = Outbox::new(EnqueueConfig::default());
     let before = Timestamp::now();
     outbox
         .enqueue(

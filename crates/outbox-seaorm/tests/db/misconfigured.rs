@@ -98,7 +98,6 @@ async fn a_relay_over_missing_tables_stops(tdb: Arc<TestDb>) {
     let tables = unmigrated_tables();
     let options = RelayOptions::builder()
         .relay_id(unique_name("relay"))
-        .bucket_count(4)
         .build()
         .unwrap();
     let relay = Relay::spawn(tdb.store(&tables), MemoryPublisher::new(), options).unwrap();

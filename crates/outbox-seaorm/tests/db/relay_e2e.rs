@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use outbox_core::driver::Relay;
 use outbox_core::testing::MemoryPublisher;
-use outbox_core::{OutboxMessage, RelayOptions};
-use outbox_seaorm::{EnqueueError, Outbox, OutboxTables};
+use outbox_core::{OutboxMessage, OutboxSchema, RelayOptions};
+use outbox_seaorm::{EnqueueError, Outbox, OutboxTables, SeaOrmStore, SqlNames};
 use sea_orm::ConnectionTrait;
 use sea_query::{Expr, ExprTrait, Query};
 
@@ -31,14 +31,20 @@ pub async fn publish_end_to_end(tdb: &TestDb, tables: OutboxTables) {
     let publisher = MemoryPublisher::new();
     let relay_id = outbox_tests::unique_name("relay");
     // A long poll interval: only the commit hint wakes the relay promptly.
+    let schema = OutboxSchema::builder()
+        .tables(tables.clone())
+        .bucket_count(BUCKETS)
+        .build()
+        .unwrap();
     let options = RelayOptions::builder()
         .relay_id(relay_id.clone())
-        .bucket_count(BUCKETS)
+        .schema(schema.clone())
         .poll_interval(Duration::from_secs(60))
         .build()
         .unwrap();
-    let outbox = Outbox::new(tables.clone(), options.enqueue_config());
-    let relay = Relay::spawn(tdb.store(&tables), publisher.clone(), options).unwrap();
+    let outbox = Outbox::new(options.enqueue_config());
+    let store = SeaOrmStore::new(tdb.db.clone(), schema).unwrap();
+    let relay = Relay::spawn(store, publisher.clone(), options).unwrap();
     let outbox = outbox.with_notifier(relay.notifier());
 
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use outbox_core::testing::contract::StoreFixture;
 use outbox_core::{CommitNotifier, OutboxMessage};
-use outbox_seaorm::{Migration, OutboxTables, SeaOrmStore, insert_rows};
+use outbox_seaorm::{Migration, OutboxTables, SeaOrmStore, SqlNames, insert_rows};
 use outbox_tests::{host_port, mysql_url, postgres_url, require_tcp, sqlite_url, unique_name};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbBackend};
 use sea_orm_migration::{MigrationTrait, SchemaManager};

@@ -11,8 +11,8 @@ use crate::on_each_database;
 use crate::support::{Kind, Recorder, TestDb};
 
 fn outbox(tables: &OutboxTables, recorder: &Arc<Recorder>) -> Outbox {
-    let config = EnqueueConfig::builder().bucket_count(8).build().unwrap();
-    Outbox::new(tables.clone(), config).with_notifier(recorder.clone())
+    let config = EnqueueConfig::from(tables.clone()); // 8 buckets
+    Outbox::new(config).with_notifier(recorder.clone())
 }
 
 fn msg(key: &str) -> outbox_core::MessageBuilder {
