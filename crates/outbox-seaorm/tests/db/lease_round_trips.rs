@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use outbox_core::{LeaseRequest, OutboxStore, Timestamp};
+use outbox_core::{LeaseRequest, OutboxSchema, OutboxStore, Timestamp};
 use outbox_seaorm::SeaOrmStore;
 use sea_orm::Database;
 
@@ -27,7 +27,12 @@ async fn statements_per_step(tdb: &TestDb, bucket_count: u32) -> Vec<(&'static s
     db.set_metric_callback(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
     });
-    let store = SeaOrmStore::new(db, tables).unwrap();
+    let schema = OutboxSchema::builder()
+        .tables(tables)
+        .bucket_count(bucket_count)
+        .build()
+        .unwrap();
+    let store = SeaOrmStore::new(db, schema).unwrap();
     let at = |s: u64| T0.saturating_add(Duration::from_secs(s));
     let steps = [
         (

@@ -35,7 +35,7 @@ fn unmigrated_tables() -> OutboxTables {
 fn lease_request() -> LeaseRequest<'static> {
     LeaseRequest {
         relay_id: "r1",
-        bucket_count: 4,
+        bucket_count: 8,
         lease_duration: Duration::from_secs(30),
         now: Timestamp::from_millis(1_000),
     }
