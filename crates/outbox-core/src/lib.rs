@@ -56,7 +56,7 @@
 //! 3. `ProbePending` over all owned buckets when discovery is due (poll interval, a new
 //!    bucket, or an unknown hint).
 //! 4. A sweep: `FetchBatch` for each ready bucket once, then `Publish`, then
-//!    `MarkPublished` for exactly the acknowledged prefix. A bucket that returned a full
+//!    `DeletePublished` for exactly the acknowledged prefix. A bucket that returned a full
 //!    batch stays ready for the next sweep; rebalancing and discovery run between sweeps.
 //! 5. `ReleaseLeases`, once, as the last command of a graceful stop (stores with the
 //!    release capability): after the in-flight publish and its delete finished, the relay

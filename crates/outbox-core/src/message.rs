@@ -14,7 +14,7 @@ use crate::time::Timestamp;
 /// Writers create it with [`OutboxMessage::builder`], which validates and serializes
 /// once; stores hand it back from [`OutboxStore::next_batch`](crate::OutboxStore::next_batch)
 /// and get the very same values back in
-/// [`OutboxStore::mark_published`](crate::OutboxStore::mark_published).
+/// [`OutboxStore::delete_published`](crate::OutboxStore::delete_published).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutboxMessage {
     /// The store's sequence: submission order within a bucket. 0 until a relational

@@ -25,7 +25,7 @@
 //! [`LeaseSnapshot::apply`](crate::LeaseSnapshot::apply) is the same execution in memory.
 //!
 //! Besides, reading one bucket's pending rows in enqueue order. Rows leave the store only
-//! through [`OutboxStore::mark_published`]; a TTL or any other expiry of pending rows
+//! through [`OutboxStore::delete_published`]; a TTL or any other expiry of pending rows
 //! would turn at-least-once into loss.
 //!
 //! # Time
@@ -150,7 +150,7 @@ pub trait OutboxStore: Send + Sync + 'static {
     /// [`next_batch`](Self::next_batch) returned for `bucket`, all acknowledged by the
     /// broker. Never delete by range: a lower id that committed after the batch was read
     /// is still unpublished.
-    fn mark_published(
+    fn delete_published(
         &self,
         bucket: i32,
         published: &[OutboxMessage],

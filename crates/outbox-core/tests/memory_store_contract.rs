@@ -47,7 +47,7 @@ async fn late_commit_of_a_lower_id_stays_pending() {
     let batch = store.next_batch(1, 10).await.unwrap();
     assert_eq!(batch.iter().map(|m| m.id).collect::<Vec<_>>(), vec![high]);
     slow.commit();
-    store.mark_published(1, &batch).await.unwrap();
+    store.delete_published(1, &batch).await.unwrap();
     let left = store.next_batch(1, 10).await.unwrap();
     assert_eq!(
         left.iter().map(|m| m.id).collect::<Vec<_>>(),

@@ -76,7 +76,7 @@ fn record(i: u64) -> Record {
     }
 }
 
-/// (b) The database alone: the store's own `next_batch` and `mark_published`, one batch
+/// (b) The database alone: the store's own `next_batch` and `delete_published`, one batch
 /// per bucket per sweep until every bucket is empty. No Kafka.
 pub async fn fetch_delete(env: &Env, tables: &OutboxTables, bucket_count: i32) -> Duration {
     let store = SeaOrmStore::new(env.db().await, tables.clone()).unwrap();
@@ -89,7 +89,7 @@ pub async fn fetch_delete(env: &Env, tables: &OutboxTables, bucket_count: i32) -
             if batch.is_empty() {
                 continue;
             }
-            store.mark_published(bucket, &batch).await.unwrap();
+            store.delete_published(bucket, &batch).await.unwrap();
             still.push(bucket);
         }
         live = still;

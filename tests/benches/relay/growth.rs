@@ -1,6 +1,6 @@
 //! Section 6: does per-batch cost stay flat as the backlog grows? At each backlog size
 //! the store's own batch read (`next_batch`, 500 rows), the exact delete
-//! (`mark_published`) and the pending probe (`buckets_with_pending`) are timed, then a
+//! (`delete_published`) and the pending probe (`buckets_with_pending`) are timed, then a
 //! relay drains a bounded number of rows. Values are 128 B here so that a million rows
 //! load in seconds; on PostgreSQL the rows are generated inside the database
 //! (`generate_series`, same keys and buckets as everywhere else).
@@ -88,7 +88,7 @@ pub async fn run(env: &Env, report: &mut Report) {
             let batch = store.next_batch(bucket, BATCH).await.unwrap();
             fetch.push(t.elapsed());
             let t = Instant::now();
-            store.mark_published(bucket, &batch).await.unwrap();
+            store.delete_published(bucket, &batch).await.unwrap();
             delete.push(t.elapsed());
         }
         let (fetch, delete, probe) = (median(fetch), median(delete), median(probe));

@@ -90,12 +90,12 @@ impl<S: OutboxStore> OutboxStore for Timed<S> {
             .await
     }
 
-    async fn mark_published(
+    async fn delete_published(
         &self,
         bucket: i32,
         published: &[OutboxMessage],
     ) -> Result<(), StoreError> {
-        self.time("delete", self.inner.mark_published(bucket, published))
+        self.time("delete", self.inner.delete_published(bucket, published))
             .await
     }
 

@@ -67,18 +67,17 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                         .instrument(span),
                 )
             }
-            Command::MarkPublished {
+            Command::DeletePublished {
                 bucket,
                 batch,
                 count,
             } => {
-                let span =
-                    debug_span!(parent: &cycle, "store.mark_published", bucket, batch_size = count);
+                let span = debug_span!(parent: &cycle, "store.delete_published", bucket, batch_size = count);
                 Box::pin(
                     async move {
                         Outcome::Marked(
                             store
-                                .mark_published(bucket, batch.get(..count).unwrap_or(&batch))
+                                .delete_published(bucket, batch.get(..count).unwrap_or(&batch))
                                 .await,
                         )
                     }

@@ -539,7 +539,7 @@ impl RelayMachine {
                 drained,
                 failed,
             };
-            self.queued = Some(Command::MarkPublished {
+            self.queued = Some(Command::DeletePublished {
                 bucket,
                 batch,
                 count: acknowledged,
@@ -560,7 +560,7 @@ impl RelayMachine {
             .push_back(RelayEvent::PublishCancelled { bucket });
     }
 
-    /// Result of [`Command::MarkPublished`].
+    /// Result of [`Command::DeletePublished`].
     fn on_marked(&mut self, now: Now, result: Result<(), StoreError>) {
         let InFlight::Marking {
             bucket,
@@ -582,7 +582,7 @@ impl RelayMachine {
                     self.consecutive_failures = 0;
                 }
             }
-            Err(error) => self.store_failed(now, "mark_published", error),
+            Err(error) => self.store_failed(now, "delete_published", error),
         }
     }
 

@@ -62,9 +62,9 @@ pub enum Command {
         /// The rows, oldest first.
         batch: Arc<[OutboxMessage]>,
     },
-    /// Call [`OutboxStore::mark_published`](crate::OutboxStore::mark_published) with
+    /// Call [`OutboxStore::delete_published`](crate::OutboxStore::delete_published) with
     /// `batch[..count]`; report with [`Outcome::Marked`].
-    MarkPublished {
+    DeletePublished {
         /// The bucket.
         bucket: i32,
         /// The published batch.
@@ -100,7 +100,7 @@ pub enum Outcome {
     Published(PublishOutcome),
     /// [`Command::Publish`] abandoned by the caller during shutdown; nothing is deleted.
     PublishCancelled,
-    /// [`Command::MarkPublished`]: the acknowledged prefix was deleted.
+    /// [`Command::DeletePublished`]: the acknowledged prefix was deleted.
     Marked(Result<(), StoreError>),
     /// [`Command::RenewLeases`]: which leases were renewed and which were lost.
     Renewed(Result<RenewOutcome, StoreError>),

@@ -124,7 +124,7 @@ impl TestRelay {
     }
     fn expect_mark(&mut self) -> (i32, usize) {
         match self.cmd() {
-            Some(Command::MarkPublished { bucket, count, .. }) => (bucket, count),
+            Some(Command::DeletePublished { bucket, count, .. }) => (bucket, count),
             other => panic!("expected a delete, got {other:?}"),
         }
     }

@@ -102,7 +102,7 @@ where
     pending_probe_reports_owned_buckets_with_rows(&make().await).await;
     out_of_range_bucket_is_fatal(&make().await).await;
     next_batch_is_oldest_first_and_bounded(&make().await).await;
-    mark_published_deletes_exactly_the_listed_rows(&make().await).await;
+    delete_published_deletes_exactly_the_listed_rows(&make().await).await;
     renewal_extends_held_leases_and_reports_lost_ones(&make().await).await;
     released_leases_are_taken_at_once(&make().await).await;
     backlog_metrics_count_and_age(&make().await).await;
@@ -284,7 +284,7 @@ pub async fn next_batch_is_oldest_first_and_bounded(fx: &impl StoreFixture) {
 }
 
 /// Only the listed rows disappear; deleting an already deleted row is harmless.
-pub async fn mark_published_deletes_exactly_the_listed_rows(fx: &impl StoreFixture) {
+pub async fn delete_published_deletes_exactly_the_listed_rows(fx: &impl StoreFixture) {
     let store = fx.store().await;
     let ids = fx
         .insert_committed((0..5).map(|i| row(4, i)).collect())
@@ -294,10 +294,10 @@ pub async fn mark_published_deletes_exactly_the_listed_rows(fx: &impl StoreFixtu
         .await
         .unwrap_or_else(|e| panic!("store contract: next_batch failed: {e}"));
     assert_eq!(batch.len(), 5);
-    let result = store.mark_published(4, &batch[..2]).await;
+    let result = store.delete_published(4, &batch[..2]).await;
     assert!(
         result.is_ok(),
-        "store contract: mark_published failed: {result:?}"
+        "store contract: delete_published failed: {result:?}"
     );
     let rest: Vec<i64> = store
         .next_batch(4, 10)
@@ -309,7 +309,7 @@ pub async fn mark_published_deletes_exactly_the_listed_rows(fx: &impl StoreFixtu
         ids[2..].to_vec(),
         "store contract: exactly the listed rows are deleted"
     );
-    let again = store.mark_published(4, &batch[..2]).await;
+    let again = store.delete_published(4, &batch[..2]).await;
     assert!(
         again.is_ok(),
         "store contract: deleting deleted rows is not an error: {again:?}"

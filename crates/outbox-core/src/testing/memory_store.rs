@@ -16,8 +16,8 @@ pub enum StoreOp {
     BucketsWithPending,
     /// [`OutboxStore::next_batch`].
     NextBatch,
-    /// [`OutboxStore::mark_published`].
-    MarkPublished,
+    /// [`OutboxStore::delete_published`].
+    DeletePublished,
     /// [`OutboxStore::renew_leases`].
     RenewLeases,
     /// [`OutboxStore::pending_metrics`].
@@ -149,7 +149,7 @@ impl MemoryStore {
         self.lock().pending.len()
     }
 
-    /// Ids removed by `mark_published`, in the order they were removed.
+    /// Ids removed by `delete_published`, in the order they were removed.
     pub fn deleted_ids(&self) -> Vec<i64> {
         self.lock().deleted.clone()
     }
@@ -272,12 +272,12 @@ impl OutboxStore for MemoryStore {
             .collect())
     }
 
-    async fn mark_published(
+    async fn delete_published(
         &self,
         bucket: i32,
         published: &[OutboxMessage],
     ) -> Result<(), StoreError> {
-        let mut state = self.fault(StoreOp::MarkPublished)?;
+        let mut state = self.fault(StoreOp::DeletePublished)?;
         for message in published {
             // Already gone is fine: after a takeover the other relay may have deleted it.
             if state.pending.remove(&(bucket, message.id)).is_some() {

@@ -519,7 +519,7 @@ impl World {
                             "relay {relay} acts on bucket {bucket} without a valid lease"
                         ));
                     }
-                    Command::MarkPublished { batch, count, .. } => {
+                    Command::DeletePublished { batch, count, .. } => {
                         let acked = match &rs.last_ack {
                             Some((last, acked)) if Arc::ptr_eq(last, batch) => *acked,
                             _ => 0,
@@ -700,7 +700,7 @@ impl World {
                 let r = ready(self.store.next_batch(bucket, limit));
                 if fail_after { Err(unavailable()) } else { r }
             }),
-            Command::MarkPublished {
+            Command::DeletePublished {
                 bucket,
                 batch,
                 count,
@@ -715,7 +715,7 @@ impl World {
                 Outcome::Marked(if fail_before {
                     Err(unavailable())
                 } else {
-                    let r = ready(self.store.mark_published(bucket, rows));
+                    let r = ready(self.store.delete_published(bucket, rows));
                     if fail_after { Err(unavailable()) } else { r }
                 })
             }
@@ -1050,7 +1050,7 @@ fn describe(command: &Command) -> String {
                 batch.iter().map(|m| m.id).collect::<Vec<_>>()
             )
         }
-        Command::MarkPublished {
+        Command::DeletePublished {
             bucket,
             batch,
             count,

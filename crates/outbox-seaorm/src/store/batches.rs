@@ -126,7 +126,7 @@ pub(crate) async fn next_batch(
 /// Deletes exactly the listed rows: `WHERE bucket = ? AND id IN (...) AND message_id IN
 /// (...)`. Never a range: a lower id that committed after the batch was read is still
 /// unpublished. The message-id condition also protects a row that reused a deleted id.
-pub(crate) async fn mark_published(
+pub(crate) async fn delete_published(
     db: &DatabaseConnection,
     tables: &OutboxTables,
     bucket: i32,

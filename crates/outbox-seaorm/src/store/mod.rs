@@ -200,18 +200,18 @@ impl OutboxStore for SeaOrmStore {
             .await
     }
 
-    async fn mark_published(
+    async fn delete_published(
         &self,
         bucket: i32,
         published: &[OutboxMessage],
     ) -> Result<(), StoreError> {
         let i = &self.inner;
         let span = debug_span!(
-            "outbox_store.mark_published",
+            "outbox_store.delete_published",
             bucket,
             batch_size = published.len()
         );
-        batches::mark_published(&i.db, i.schema.tables(), bucket, published)
+        batches::delete_published(&i.db, i.schema.tables(), bucket, published)
             .instrument(span)
             .await
     }

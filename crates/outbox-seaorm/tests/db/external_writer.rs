@@ -73,7 +73,7 @@ async fn raw_sql_rows_are_published(tdb: Arc<TestDb>) {
         metrics.oldest_created_at,
         Some(Timestamp::from_millis(CREATED_MS))
     );
-    store.mark_published(bucket, &batch).await.unwrap();
+    store.delete_published(bucket, &batch).await.unwrap();
     assert_eq!(tdb.count(&tables).await, 0);
 }
 

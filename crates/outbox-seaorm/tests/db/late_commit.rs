@@ -32,7 +32,7 @@ async fn lower_id_committing_late_is_not_deleted(tdb: Arc<TestDb>) {
 
     // The slow writer commits its lower id; then the relay deletes its batch.
     slow.commit().await.unwrap();
-    store.mark_published(2, &batch).await.unwrap();
+    store.delete_published(2, &batch).await.unwrap();
 
     let pending = store.next_batch(2, 10).await.unwrap();
     assert_eq!(
@@ -59,7 +59,7 @@ async fn sqlite_delete_is_exact(tdb: Arc<TestDb>) {
         .unwrap();
     let all = store.next_batch(2, 10).await.unwrap();
     assert_eq!(all.len(), 3);
-    store.mark_published(2, &all[1..]).await.unwrap();
+    store.delete_published(2, &all[1..]).await.unwrap();
     let pending = store.next_batch(2, 10).await.unwrap();
     assert_eq!(pending, all[..1].to_vec());
 }
