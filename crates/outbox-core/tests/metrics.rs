@@ -269,17 +269,17 @@ async fn backlog_samples_and_their_failures() {
     relay.stop(Duration::from_millis(100)).await.unwrap();
 }
 
-// Real time: the other relay's lease is a stored wall-clock expiry, and only the wall
-// clock can make it run out (tokio's paused clock moves the monotonic side alone).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// Paused time: the other relay hands its leases back (a stored wall-clock expiry would
+// need the wall clock to run, and tokio's paused clock moves the monotonic side alone).
+#[tokio::test(start_paused = true)]
 async fn bucket_zero_sampling_follows_the_lease() {
     let name = "m-bucket-zero";
     let store = MemoryStore::new();
-    // Another relay ("zzz", ranked last) holds every bucket for a short lease, then dies.
+    // Another relay ("zzz", ranked last) holds every bucket, then stops.
     let other = LeaseRequest {
         relay_id: "zzz",
         bucket_count: 2,
-        lease_duration: Duration::from_secs(2),
+        lease_duration: Duration::from_secs(30),
         now: Timestamp::now(),
     };
     assert_eq!(store.acquire_leases(&other).await.unwrap(), vec![0, 1]);
@@ -304,7 +304,9 @@ async fn bucket_zero_sampling_follows_the_lease() {
         Some(&0.0),
         "not the bucket-zero owner: no sample"
     );
-    // The other relay's lease runs out; ours takes bucket 0 over and starts sampling.
+    // The other relay stops and hands its leases back; ours takes bucket 0 over at its
+    // next acquisition and starts sampling.
+    store.release_leases("zzz").await.unwrap();
     assert!(
         eventually(|| store
             .leases()
