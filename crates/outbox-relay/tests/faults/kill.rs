@@ -30,20 +30,29 @@ async fn scenario() {
     // every row that is pending right now with a row lock (inserts go on; the relay's
     // reads take no locks), wait until the relay's DELETE of an acknowledged batch waits
     // on that lock, and kill it there.
-    let lock = env.db.begin().await.unwrap();
-    let locked: HashSet<Uuid> = lock
-        .query_all_raw(Statement::from_string(
-            lock.get_database_backend(),
-            format!(
-                "SELECT message_id FROM \"{}\" FOR UPDATE",
-                env.tables.messages()
-            ),
-        ))
-        .await
-        .unwrap()
-        .iter()
-        .map(|row| row.try_get_by_index(0).unwrap())
-        .collect();
+    // The relay drains faster than the writer commits, so the table is sometimes empty
+    // for a moment: lock again until the lock holds at least one pending row.
+    let (lock, locked) = loop {
+        let lock = env.db.begin().await.unwrap();
+        let locked: HashSet<Uuid> = lock
+            .query_all_raw(Statement::from_string(
+                lock.get_database_backend(),
+                format!(
+                    "SELECT message_id FROM \"{}\" FOR UPDATE",
+                    env.tables.messages()
+                ),
+            ))
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.try_get_by_index(0).unwrap())
+            .collect();
+        if !locked.is_empty() {
+            break (lock, locked);
+        }
+        lock.rollback().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
     let waiting = eventually(Duration::from_secs(15), || async {
         !env.deletes_waiting_on_lock(spec.relay_id.as_str())
             .await
@@ -52,7 +61,8 @@ async fn scenario() {
     .await;
     assert!(
         waiting,
-        "the relay's DELETE never waited on the lock\n{}",
+        "the relay's DELETE never waited on the lock of {} pending rows\n{}",
+        locked.len(),
         relay.log_tail(30)
     );
     relay.kill9();
