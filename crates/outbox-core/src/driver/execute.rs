@@ -10,6 +10,25 @@ use crate::relay::{Command, Outcome};
 use crate::store::{LeaseRequest, OutboxStore};
 use crate::time::Timestamp;
 
+/// The parts of a lease call that stay the same for the relay's whole life, owned so a
+/// command's future can carry them.
+struct LeaseIdentity {
+    relay_id: String,
+    bucket_count: u32,
+    lease_duration: std::time::Duration,
+}
+
+impl LeaseIdentity {
+    fn request(&self, now: Timestamp) -> LeaseRequest<'_> {
+        LeaseRequest {
+            relay_id: &self.relay_id,
+            bucket_count: self.bucket_count,
+            lease_duration: self.lease_duration,
+            now,
+        }
+    }
+}
+
 impl<S: OutboxStore, P: Publisher> Driver<S, P> {
     /// Turns a command into a future; every store call and publish runs in its own span
     /// carrying the bucket and batch size where they apply.
@@ -21,23 +40,18 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
             .clone();
         let store = Arc::clone(&self.store);
         let options = self.machine.options();
-        let relay_id = options.relay_id().to_owned();
         let bucket_count = options.bucket_count().get();
-        let lease_duration = options.lease_duration();
-        let lease = move |now| (relay_id, bucket_count, lease_duration, now);
+        let lease = LeaseIdentity {
+            relay_id: options.relay_id().to_owned(),
+            bucket_count,
+            lease_duration: options.lease_duration(),
+        };
         match command {
             Command::AcquireLeases { now } => {
-                let (relay_id, bucket_count, lease_duration, now) = lease(now);
                 let span = debug_span!(parent: &cycle, "store.acquire_leases", bucket_count);
                 Box::pin(
                     async move {
-                        let request = LeaseRequest {
-                            relay_id: &relay_id,
-                            bucket_count,
-                            lease_duration,
-                            now,
-                        };
-                        Outcome::Acquired(store.acquire_leases(&request).await)
+                        Outcome::Acquired(store.acquire_leases(&lease.request(now)).await)
                     }
                     .instrument(span),
                 )
@@ -75,7 +89,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 let span = debug_span!(parent: &cycle, "store.delete_published", bucket, batch_size = count);
                 Box::pin(
                     async move {
-                        Outcome::Marked(
+                        Outcome::Deleted(
                             store
                                 .delete_published(bucket, batch.get(..count).unwrap_or(&batch))
                                 .await,
@@ -85,26 +99,18 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 )
             }
             Command::RenewLeases { now, buckets } => {
-                let (relay_id, bucket_count, lease_duration, now) = lease(now);
                 let span = debug_span!(parent: &cycle, "store.renew_leases", owned = buckets.len());
                 Box::pin(
                     async move {
-                        let request = LeaseRequest {
-                            relay_id: &relay_id,
-                            bucket_count,
-                            lease_duration,
-                            now,
-                        };
-                        Outcome::Renewed(store.renew_leases(&request, &buckets).await)
+                        Outcome::Renewed(store.renew_leases(&lease.request(now), &buckets).await)
                     }
                     .instrument(span),
                 )
             }
             Command::ReleaseLeases => {
-                let (relay_id, ..) = lease(Timestamp::EPOCH);
                 let span = debug_span!(parent: &cycle, "store.release_leases");
                 Box::pin(
-                    async move { Outcome::Released(store.release_leases(&relay_id).await) }
+                    async move { Outcome::Released(store.release_leases(&lease.relay_id).await) }
                         .instrument(span),
                 )
             }

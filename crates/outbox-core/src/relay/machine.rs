@@ -33,7 +33,7 @@ enum InFlight {
         started: Monotonic,
         lease_lost: bool,
     },
-    Marking {
+    Deleting {
         bucket: i32,
         drained: bool,
         failed: bool,
@@ -364,7 +364,7 @@ impl RelayMachine {
             Outcome::Fetched(result) => self.on_fetched(now, result),
             Outcome::Published(outcome) => self.on_published(now, outcome),
             Outcome::PublishCancelled => self.on_publish_cancelled(now),
-            Outcome::Marked(result) => self.on_marked(now, result),
+            Outcome::Deleted(result) => self.on_deleted(now, result),
             Outcome::Renewed(result) => self.on_renewed(now, result),
             Outcome::Released(result) => self.on_released(now, result),
         }
@@ -381,7 +381,9 @@ impl RelayMachine {
             Outcome::Published(_) | Outcome::PublishCancelled => {
                 handed_out && matches!(self.in_flight, InFlight::Publishing { .. })
             }
-            Outcome::Marked(_) => handed_out && matches!(self.in_flight, InFlight::Marking { .. }),
+            Outcome::Deleted(_) => {
+                handed_out && matches!(self.in_flight, InFlight::Deleting { .. })
+            }
             Outcome::Released(_) => matches!(self.in_flight, InFlight::Releasing { .. }),
         }
     }
@@ -534,7 +536,7 @@ impl RelayMachine {
         }
         if acknowledged > 0 {
             let drained = !failed && batch.len() < self.options.batch_size();
-            self.in_flight = InFlight::Marking {
+            self.in_flight = InFlight::Deleting {
                 bucket,
                 drained,
                 failed,
@@ -561,8 +563,8 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::DeletePublished`].
-    fn on_marked(&mut self, now: Now, result: Result<(), StoreError>) {
-        let InFlight::Marking {
+    fn on_deleted(&mut self, now: Now, result: Result<(), StoreError>) {
+        let InFlight::Deleting {
             bucket,
             drained,
             failed,

@@ -63,7 +63,7 @@ pub enum Command {
         batch: Arc<[OutboxMessage]>,
     },
     /// Call [`OutboxStore::delete_published`](crate::OutboxStore::delete_published) with
-    /// `batch[..count]`; report with [`Outcome::Marked`].
+    /// `batch[..count]`; report with [`Outcome::Deleted`].
     DeletePublished {
         /// The bucket.
         bucket: i32,
@@ -101,7 +101,7 @@ pub enum Outcome {
     /// [`Command::Publish`] abandoned by the caller during shutdown; nothing is deleted.
     PublishCancelled,
     /// [`Command::DeletePublished`]: the acknowledged prefix was deleted.
-    Marked(Result<(), StoreError>),
+    Deleted(Result<(), StoreError>),
     /// [`Command::RenewLeases`]: which leases were renewed and which were lost.
     Renewed(Result<RenewOutcome, StoreError>),
     /// [`Command::ReleaseLeases`]: the leases were handed back.

@@ -152,7 +152,7 @@ impl TestRelay {
         self.m
             .handle(self.now, Outcome::Published(PublishOutcome::all(n)));
         assert_eq!(self.expect_mark(), (bucket, n));
-        self.m.handle(self.now, Outcome::Marked(Ok(())));
+        self.m.handle(self.now, Outcome::Deleted(Ok(())));
     }
 }
 
@@ -262,7 +262,7 @@ fn renewal_runs_alongside_a_publish_and_nothing_else_does() {
     h.at(15_000);
     h.m.handle(h.now, Outcome::Published(PublishOutcome::all(2)));
     assert_eq!(h.expect_mark(), (0, 2));
-    h.m.handle(h.now, Outcome::Marked(Ok(())));
+    h.m.handle(h.now, Outcome::Deleted(Ok(())));
     // The renewal did not postpone rebalancing (due at 10 s): it runs after the sweep,
     // which still has bucket 1 to visit.
     h.expect_fetch(1);
@@ -351,7 +351,7 @@ fn partial_acknowledgement_deletes_the_prefix_then_backs_off() {
         (0, 1),
         "only the acknowledged prefix is deleted"
     );
-    h.m.handle(h.now, Outcome::Marked(Ok(())));
+    h.m.handle(h.now, Outcome::Deleted(Ok(())));
     assert_eq!(h.cmd(), None, "backing off");
     assert_eq!(h.m.poll_timeout(), Some(Monotonic::from_millis(1_000)));
     h.m.handle_hint(h.now, Hint::Bucket(0));
@@ -512,7 +512,7 @@ fn a_hint_during_a_short_batch_keeps_the_bucket_ready() {
     h.expect_publish();
     h.m.handle(h.now, Outcome::Published(PublishOutcome::all(1)));
     assert_eq!(h.expect_mark(), (1, 1));
-    h.m.handle(h.now, Outcome::Marked(Ok(())));
+    h.m.handle(h.now, Outcome::Deleted(Ok(())));
     // Without the hint the bucket would count as drained until the next poll.
     h.expect_fetch(1);
     h.m.handle(h.now, Outcome::Fetched(Ok(Vec::new())));
@@ -688,7 +688,7 @@ fn shutdown_waits_for_the_publish_and_deletes_only_the_acknowledged_prefix() {
         Outcome::Published(PublishOutcome::partial(1, PublishError::retryable("x"))),
     );
     assert_eq!(h.expect_mark(), (0, 1));
-    h.m.handle(h.now, Outcome::Marked(Ok(())));
+    h.m.handle(h.now, Outcome::Deleted(Ok(())));
     assert_eq!(h.cmd(), None, "no further sweep after shutdown");
     assert!(h.m.is_finished());
     assert!(h.events().iter().any(|e| matches!(e, RelayEvent::Stopped)));
@@ -734,7 +734,7 @@ fn a_graceful_stop_hands_the_leases_back_after_the_last_delete() {
         "the delete comes before the release"
     );
     assert_eq!(h.cmd(), None);
-    h.m.handle(h.now, Outcome::Marked(Ok(())));
+    h.m.handle(h.now, Outcome::Deleted(Ok(())));
     assert_eq!(h.cmd(), Some(Command::ReleaseLeases));
     assert!(!h.m.is_finished());
     assert_eq!(h.cmd(), None, "released once");
@@ -838,7 +838,7 @@ fn unexpected_results_trip_a_debug_assertion_and_are_otherwise_ignored() {
     let mut h = TestRelay::renewing();
     let unasked = [
         Outcome::Published(PublishOutcome::all(3)),
-        Outcome::Marked(Ok(())),
+        Outcome::Deleted(Ok(())),
         Outcome::Fetched(Ok(rows(0, 1..=1))),
         Outcome::Renewed(Ok(RenewOutcome::default())),
         Outcome::Released(Ok(())),

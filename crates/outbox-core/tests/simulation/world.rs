@@ -712,7 +712,7 @@ impl World {
                         row.id
                     ));
                 }
-                Outcome::Marked(if fail_before {
+                Outcome::Deleted(if fail_before {
                     Err(unavailable())
                 } else {
                     let r = ready(self.store.delete_published(bucket, rows));
