@@ -135,7 +135,7 @@ pub use headers::{Header, HeaderDecodeError, HeaderEncodeError, Headers};
 pub use lease_plan::{LeasePlan, LeaseRow, LeaseSnapshot, plan_acquisition};
 pub use message::{OutboxMessage, StoreRef};
 pub use notifier::{CommitNotifier, NoopNotifier};
-pub use options::{OptionsError, RelayOptions, RelayOptionsBuilder};
+pub use options::{DEFAULT_MAX_CONCURRENT_LANES, OptionsError, RelayOptions, RelayOptionsBuilder};
 pub use publisher::{PublishOutcome, Publisher};
 pub use relay::{Command, Hint, Outcome, RelayEvent, RelayMachine};
 pub use schema::{

@@ -28,6 +28,11 @@ use crate::validate::{LabelError, validate_label};
 pub use crate::schema::{DEFAULT_BUCKET_COUNT, DEFAULT_MESSAGE_ID_HEADER};
 pub use crate::validate::{MAX_BUCKET_COUNT, MAX_METRICS_NAME_LEN, MAX_RELAY_ID_LEN};
 
+/// Default [`RelayOptionsBuilder::max_concurrent_lanes`]: eight lanes keep a store call
+/// and a publish in flight for each of eight buckets, which saturated both PostgreSQL and
+/// the broker in `cargo xtask bench`, while staying inside a default connection pool.
+pub const DEFAULT_MAX_CONCURRENT_LANES: usize = 8;
+
 /// Default metrics name.
 pub const DEFAULT_METRICS_NAME: &str = "outbox";
 
@@ -38,6 +43,9 @@ pub enum OptionsError {
     /// `batch_size` of zero.
     #[error("batch_size must be at least 1")]
     BatchSizeZero,
+    /// `max_concurrent_lanes` of zero.
+    #[error("max_concurrent_lanes must be at least 1")]
+    ConcurrentLanesZero,
     /// A duration option that must be positive is zero.
     #[error("{0} must be greater than zero")]
     ZeroDuration(&'static str),
@@ -98,6 +106,7 @@ pub struct RelayOptions {
     relay_id: String,
     schema: OutboxSchema,
     batch_size: usize,
+    max_concurrent_lanes: usize,
     poll_interval: Duration,
     lease_duration: Duration,
     lease_renew_interval: Duration,
@@ -118,6 +127,7 @@ impl Default for RelayOptions {
             relay_id: generate_relay_id(),
             schema: OutboxSchema::default(),
             batch_size: 500,
+            max_concurrent_lanes: DEFAULT_MAX_CONCURRENT_LANES,
             poll_interval: Duration::from_secs(1),
             lease_duration: Duration::from_secs(30),
             lease_renew_interval: Duration::from_secs(10),
@@ -162,6 +172,11 @@ impl RelayOptions {
     /// Rows per batch.
     pub fn batch_size(&self) -> usize {
         self.batch_size
+    }
+
+    /// At most this many lanes (owned buckets) have work in flight at once.
+    pub fn max_concurrent_lanes(&self) -> usize {
+        self.max_concurrent_lanes
     }
     /// Fallback discovery interval.
     pub fn poll_interval(&self) -> Duration {
@@ -259,6 +274,14 @@ impl RelayOptionsBuilder {
         batch_size: usize
     );
     setter!(
+        /// At most this many lanes (one per owned bucket) have a fetch, publish or delete
+        /// in flight at once (>= 1). Each lane has at most one store call and one publish
+        /// in flight, so a store needs up to this many connections for the lanes plus one
+        /// for lease calls. 1 drains one bucket at a time. Default
+        /// [`DEFAULT_MAX_CONCURRENT_LANES`].
+        max_concurrent_lanes: usize
+    );
+    setter!(
         /// Fallback discovery interval (> 0). Default 1 s.
         poll_interval: Duration
     );
@@ -316,6 +339,9 @@ impl RelayOptionsBuilder {
         validate_label(&o.metrics_name, MAX_METRICS_NAME_LEN).map_err(OptionsError::MetricsName)?;
         if o.batch_size == 0 {
             return Err(OptionsError::BatchSizeZero);
+        }
+        if o.max_concurrent_lanes == 0 {
+            return Err(OptionsError::ConcurrentLanesZero);
         }
         for (name, value) in [
             ("poll_interval", o.poll_interval),
@@ -379,6 +405,7 @@ mod tests {
         let o = RelayOptions::builder().build().unwrap();
         assert_eq!(o.bucket_count().get(), 8);
         assert_eq!(o.batch_size(), 500);
+        assert_eq!(o.max_concurrent_lanes(), DEFAULT_MAX_CONCURRENT_LANES);
         assert_eq!(o.poll_interval(), secs(1));
         assert_eq!(o.lease_duration(), secs(30));
         assert_eq!(o.lease_renew_interval(), secs(10));
@@ -402,6 +429,10 @@ mod tests {
     fn each_rule_rejects_with_its_own_error() {
         let b = RelayOptions::builder;
         assert_eq!(b().batch_size(0).build(), Err(OptionsError::BatchSizeZero));
+        assert_eq!(
+            b().max_concurrent_lanes(0).build(),
+            Err(OptionsError::ConcurrentLanesZero)
+        );
         assert_eq!(
             b().poll_interval(Duration::ZERO).build(),
             Err(OptionsError::ZeroDuration("poll_interval"))

@@ -139,10 +139,19 @@ pub trait OutboxStore: Send + Sync + 'static {
         bucket_count: u32,
     ) -> impl Future<Output = Result<Vec<i32>, StoreError>> + Send;
 
-    /// Up to `limit` pending rows of `bucket`, oldest first (enqueue order).
+    /// Up to `limit` pending rows of `bucket`, oldest first (enqueue order); with
+    /// `after = Some(id)`, only rows whose id is greater than `id`.
+    ///
+    /// The cursor lets a relay read its next batch while the previous one is still being
+    /// deleted, and start its index scan past the rows it has already handled (on
+    /// PostgreSQL, dead index entries that a long transaction keeps from being vacuumed
+    /// would otherwise be walked on every fetch). A lower id that commits late is not seen
+    /// by a cursor read: the relay therefore reads from the head (`after = None`) whenever
+    /// a lane finds its bucket drained and at least once per poll interval.
     fn next_batch(
         &self,
         bucket: i32,
+        after: Option<i64>,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<OutboxMessage>, StoreError>> + Send;
 

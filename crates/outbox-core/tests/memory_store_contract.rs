@@ -44,11 +44,11 @@ async fn late_commit_of_a_lower_id_stays_pending() {
     let low = slow.insert(row(1, 0));
     let high = store.enqueue(row(1, 1));
     assert!(low < high);
-    let batch = store.next_batch(1, 10).await.unwrap();
+    let batch = store.next_batch(1, None, 10).await.unwrap();
     assert_eq!(batch.iter().map(|m| m.id).collect::<Vec<_>>(), vec![high]);
     slow.commit();
     store.delete_published(1, &batch).await.unwrap();
-    let left = store.next_batch(1, 10).await.unwrap();
+    let left = store.next_batch(1, None, 10).await.unwrap();
     assert_eq!(
         left.iter().map(|m| m.id).collect::<Vec<_>>(),
         vec![low],

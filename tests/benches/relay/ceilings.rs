@@ -85,7 +85,7 @@ pub async fn fetch_delete(env: &Env, tables: &OutboxTables, bucket_count: i32) -
     while !live.is_empty() {
         let mut still = Vec::new();
         for bucket in live {
-            let batch = store.next_batch(bucket, BATCH).await.unwrap();
+            let batch = store.next_batch(bucket, None, BATCH).await.unwrap();
             if batch.is_empty() {
                 continue;
             }

@@ -85,7 +85,7 @@ pub async fn run(env: &Env, report: &mut Report) {
             store.buckets_with_pending(&all, 8).await.unwrap();
             probe.push(t.elapsed());
             let t = Instant::now();
-            let batch = store.next_batch(bucket, BATCH).await.unwrap();
+            let batch = store.next_batch(bucket, None, BATCH).await.unwrap();
             fetch.push(t.elapsed());
             let t = Instant::now();
             store.delete_published(bucket, &batch).await.unwrap();

@@ -84,9 +84,10 @@ impl<S: OutboxStore> OutboxStore for Timed<S> {
     async fn next_batch(
         &self,
         bucket: i32,
+        after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<OutboxMessage>, StoreError> {
-        self.time("fetch", self.inner.next_batch(bucket, limit))
+        self.time("fetch", self.inner.next_batch(bucket, after, limit))
             .await
     }
 

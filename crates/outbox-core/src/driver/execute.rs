@@ -65,11 +65,14 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                     .instrument(span),
                 )
             }
-            Command::FetchBatch { bucket, limit } => {
-                let span =
-                    debug_span!(parent: &cycle, "store.next_batch", bucket, batch_size = limit);
+            Command::FetchBatch {
+                bucket,
+                after,
+                limit,
+            } => {
+                let span = debug_span!(parent: &cycle, "store.next_batch", bucket, after, batch_size = limit);
                 Box::pin(
-                    async move { Outcome::Fetched(store.next_batch(bucket, limit).await) }
+                    async move { Outcome::Fetched(store.next_batch(bucket, after, limit).await) }
                         .instrument(span),
                 )
             }

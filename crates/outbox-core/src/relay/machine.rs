@@ -241,6 +241,7 @@ impl RelayMachine {
                         self.drain.fetch_started(bucket);
                         return Some(Command::FetchBatch {
                             bucket,
+                            after: None,
                             limit: self.options.batch_size(),
                         });
                     }

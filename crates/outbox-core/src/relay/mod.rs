@@ -50,6 +50,8 @@ pub enum Command {
     FetchBatch {
         /// Bucket to read.
         bucket: i32,
+        /// Read only rows above this id (the lane's cursor), or from the head.
+        after: Option<i64>,
         /// Batch size.
         limit: usize,
     },

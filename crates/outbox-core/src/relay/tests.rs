@@ -112,7 +112,11 @@ impl TestRelay {
     fn expect_fetch(&mut self, bucket: i32) {
         assert_eq!(
             self.cmd(),
-            Some(Command::FetchBatch { bucket, limit: 2 }),
+            Some(Command::FetchBatch {
+                bucket,
+                after: None,
+                limit: 2
+            }),
             "expected a fetch of bucket {bucket}"
         );
     }

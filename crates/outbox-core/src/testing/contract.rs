@@ -267,7 +267,7 @@ pub async fn next_batch_is_oldest_first_and_bounded(fx: &impl StoreFixture) {
         .insert_committed(vec![row(2, 0), row(3, 1), row(2, 2), row(2, 3), row(2, 4)])
         .await;
     let batch = store
-        .next_batch(2, 3)
+        .next_batch(2, None, 3)
         .await
         .unwrap_or_else(|e| panic!("store contract: next_batch failed: {e}"));
     let got: Vec<i64> = batch.iter().map(|m| m.id).collect();
@@ -281,6 +281,23 @@ pub async fn next_batch_is_oldest_first_and_bounded(fx: &impl StoreFixture) {
         got.windows(2).all(|w| w[0] < w[1]),
         "store contract: ids ascend within a batch"
     );
+    let after = store
+        .next_batch(2, Some(ids[2]), 10)
+        .await
+        .unwrap_or_else(|e| panic!("store contract: next_batch after a cursor failed: {e}"));
+    assert_eq!(
+        after.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![ids[3], ids[4]],
+        "store contract: a cursor read returns only the bucket's rows above the cursor"
+    );
+    let past_end = store
+        .next_batch(2, Some(ids[4]), 10)
+        .await
+        .unwrap_or_else(|e| panic!("store contract: next_batch after a cursor failed: {e}"));
+    assert!(
+        past_end.is_empty(),
+        "store contract: nothing above the last row"
+    );
 }
 
 /// Only the listed rows disappear; deleting an already deleted row is harmless.
@@ -290,7 +307,7 @@ pub async fn delete_published_deletes_exactly_the_listed_rows(fx: &impl StoreFix
         .insert_committed((0..5).map(|i| row(4, i)).collect())
         .await;
     let batch = store
-        .next_batch(4, 10)
+        .next_batch(4, None, 10)
         .await
         .unwrap_or_else(|e| panic!("store contract: next_batch failed: {e}"));
     assert_eq!(batch.len(), 5);
@@ -300,7 +317,7 @@ pub async fn delete_published_deletes_exactly_the_listed_rows(fx: &impl StoreFix
         "store contract: delete_published failed: {result:?}"
     );
     let rest: Vec<i64> = store
-        .next_batch(4, 10)
+        .next_batch(4, None, 10)
         .await
         .map(|b| b.iter().map(|m| m.id).collect())
         .unwrap_or_default();
@@ -315,7 +332,7 @@ pub async fn delete_published_deletes_exactly_the_listed_rows(fx: &impl StoreFix
         "store contract: deleting deleted rows is not an error: {again:?}"
     );
     let rest_again = store
-        .next_batch(4, 10)
+        .next_batch(4, None, 10)
         .await
         .map(|b| b.len())
         .unwrap_or_default();

@@ -261,12 +261,17 @@ impl OutboxStore for MemoryStore {
     async fn next_batch(
         &self,
         bucket: i32,
+        after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<OutboxMessage>, StoreError> {
         let state = self.fault(StoreOp::NextBatch)?;
+        let from = match after {
+            Some(id) => std::ops::Bound::Excluded((bucket, id)),
+            None => std::ops::Bound::Included((bucket, i64::MIN)),
+        };
         Ok(state
             .pending
-            .range((bucket, i64::MIN)..=(bucket, i64::MAX))
+            .range((from, std::ops::Bound::Included((bucket, i64::MAX))))
             .take(limit)
             .map(|(_, m)| m.clone())
             .collect())

@@ -694,10 +694,14 @@ impl World {
                 let r = ready(self.store.buckets_with_pending(&buckets, bucket_count));
                 if fail_after { Err(unavailable()) } else { r }
             }),
-            Command::FetchBatch { bucket, limit } => Outcome::Fetched(if fail_before {
+            Command::FetchBatch {
+                bucket,
+                after,
+                limit,
+            } => Outcome::Fetched(if fail_before {
                 Err(unavailable())
             } else {
-                let r = ready(self.store.next_batch(bucket, limit));
+                let r = ready(self.store.next_batch(bucket, after, limit));
                 if fail_after { Err(unavailable()) } else { r }
             }),
             Command::DeletePublished {

@@ -100,16 +100,23 @@ pub(crate) async fn next_batch(
     db: &DatabaseConnection,
     tables: &OutboxTables,
     bucket: i32,
+    after: Option<i64>,
     limit: usize,
 ) -> Result<Vec<OutboxMessage>, StoreError> {
     use message::Column as C;
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let stmt = Query::select()
-        .columns(message::COLUMNS)
+    let mut stmt = Query::select();
+    stmt.columns(message::COLUMNS)
         .from(tables.messages_name())
-        .and_where(Expr::col(C::Bucket).eq(bucket))
+        .and_where(Expr::col(C::Bucket).eq(bucket));
+    // The keyset condition lets the (bucket, id) index scan start past the rows already
+    // handled instead of walking their dead entries.
+    if let Some(after) = after {
+        stmt.and_where(Expr::col(C::Id).gt(after));
+    }
+    let stmt = stmt
         .order_by(C::Id, Order::Asc)
         .limit(u64::try_from(limit).unwrap_or(u64::MAX))
         .to_owned();

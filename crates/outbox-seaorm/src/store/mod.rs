@@ -191,11 +191,12 @@ impl OutboxStore for SeaOrmStore {
     async fn next_batch(
         &self,
         bucket: i32,
+        after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<OutboxMessage>, StoreError> {
         let i = &self.inner;
-        let span = debug_span!("outbox_store.next_batch", bucket, batch_size = limit);
-        batches::next_batch(&i.db, i.schema.tables(), bucket, limit)
+        let span = debug_span!("outbox_store.next_batch", bucket, after, batch_size = limit);
+        batches::next_batch(&i.db, i.schema.tables(), bucket, after, limit)
             .instrument(span)
             .await
     }

@@ -56,7 +56,7 @@ async fn raw_sql_rows_are_published(tdb: Arc<TestDb>) {
         store.buckets_with_pending(&[bucket], 8).await.unwrap(),
         vec![bucket]
     );
-    let batch = store.next_batch(bucket, 10).await.unwrap();
+    let batch = store.next_batch(bucket, None, 10).await.unwrap();
     assert_eq!(batch.len(), 1);
     let row = &batch[0];
     assert_eq!(row.message_id, message_id, "UUID byte order as documented");

@@ -22,7 +22,7 @@ async fn lower_id_committing_late_is_not_deleted(tdb: Arc<TestDb>) {
     insert_rows(&tdb.db, &tables, &[row(2, 1)]).await.unwrap();
 
     // The relay reads the bucket: only the committed, higher id is visible.
-    let batch = store.next_batch(2, 10).await.unwrap();
+    let batch = store.next_batch(2, None, 10).await.unwrap();
     assert_eq!(
         batch.len(),
         1,
@@ -34,7 +34,7 @@ async fn lower_id_committing_late_is_not_deleted(tdb: Arc<TestDb>) {
     slow.commit().await.unwrap();
     store.delete_published(2, &batch).await.unwrap();
 
-    let pending = store.next_batch(2, 10).await.unwrap();
+    let pending = store.next_batch(2, None, 10).await.unwrap();
     assert_eq!(
         pending.len(),
         1,
@@ -57,10 +57,10 @@ async fn sqlite_delete_is_exact(tdb: Arc<TestDb>) {
     insert_rows(&tdb.db, &tables, &[row(2, 0), row(2, 1), row(2, 2)])
         .await
         .unwrap();
-    let all = store.next_batch(2, 10).await.unwrap();
+    let all = store.next_batch(2, None, 10).await.unwrap();
     assert_eq!(all.len(), 3);
     store.delete_published(2, &all[1..]).await.unwrap();
-    let pending = store.next_batch(2, 10).await.unwrap();
+    let pending = store.next_batch(2, None, 10).await.unwrap();
     assert_eq!(pending, all[..1].to_vec());
 }
 

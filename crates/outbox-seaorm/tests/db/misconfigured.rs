@@ -58,7 +58,7 @@ async fn missing_tables_are_fatal(tdb: Arc<TestDb>) {
     let store = tdb.store(&tables);
 
     let e = store
-        .next_batch(0, 10)
+        .next_batch(0, None, 10)
         .await
         .expect_err("fetching from a missing table");
     assert_names_the_migration(&e);

@@ -132,7 +132,7 @@ impl TestDb {
         for bucket in self.buckets_present(tables).await {
             let store = SeaOrmStore::new(self.observer.clone(), tables.clone()).unwrap();
             use outbox_core::OutboxStore;
-            all.extend(store.next_batch(bucket, 100_000).await.unwrap());
+            all.extend(store.next_batch(bucket, None, 100_000).await.unwrap());
         }
         all.sort_by_key(|m| m.id);
         all
