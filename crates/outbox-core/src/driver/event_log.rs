@@ -52,19 +52,36 @@ impl<S, P> Driver<S, P> {
                 RelayEvent::PublishCancelled { bucket } => {
                     info!(bucket, "publish cancelled by shutdown")
                 }
-                RelayEvent::StoreFailed { operation, error } => {
-                    warn!(operation, %error, "store call failed")
-                }
+                RelayEvent::StoreFailed {
+                    operation,
+                    bucket,
+                    error,
+                } => match bucket {
+                    Some(bucket) => warn!(operation, bucket, %error, "store call failed"),
+                    None => warn!(operation, %error, "store call failed"),
+                },
                 RelayEvent::LeaseTooShortForPublish { remaining, needed } => error!(
                     remaining_ms = remaining.as_millis() as u64,
                     needed_ms = needed.as_millis() as u64,
                     "lease too short for max_publish_duration plus lease_renew_interval; rows stay pending"
                 ),
                 RelayEvent::BackingOff {
-                    until,
+                    bucket,
+                    delay,
                     consecutive_failures,
+                    ..
                 } => {
-                    debug!(%until, consecutive_failures, "backing off")
+                    let backoff_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+                    match bucket {
+                        Some(bucket) => warn!(
+                            bucket,
+                            consecutive_failures, backoff_ms, "lane backing off"
+                        ),
+                        None => warn!(
+                            consecutive_failures,
+                            backoff_ms, "lease and discovery calls backing off"
+                        ),
+                    }
                 }
                 RelayEvent::Fatal(error) => error!(%error, "relay stopped by a misconfiguration"),
                 RelayEvent::LeasesReleased { buckets } => {

@@ -72,7 +72,12 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
             } => {
                 let span = debug_span!(parent: &cycle, "store.next_batch", bucket, after, batch_size = limit);
                 Box::pin(
-                    async move { Outcome::Fetched(store.next_batch(bucket, after, limit).await) }
+                    async move {
+                        Outcome::Fetched {
+                            bucket,
+                            result: store.next_batch(bucket, after, limit).await,
+                        }
+                    }
                         .instrument(span),
                 )
             }
@@ -80,7 +85,12 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 let publisher = Arc::clone(&self.publisher);
                 let span = info_span!(parent: &cycle, "publish", bucket, batch_size = batch.len());
                 Box::pin(
-                    async move { Outcome::Published(publisher.publish(&batch).await) }
+                    async move {
+                        Outcome::Published {
+                            bucket,
+                            outcome: publisher.publish(&batch).await,
+                        }
+                    }
                         .instrument(span),
                 )
             }
@@ -92,11 +102,12 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 let span = debug_span!(parent: &cycle, "store.delete_published", bucket, batch_size = count);
                 Box::pin(
                     async move {
-                        Outcome::Deleted(
-                            store
+                        Outcome::Deleted {
+                            bucket,
+                            result: store
                                 .delete_published(bucket, batch.get(..count).unwrap_or(&batch))
                                 .await,
-                        )
+                        }
                     }
                     .instrument(span),
                 )

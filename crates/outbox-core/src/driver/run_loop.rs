@@ -6,6 +6,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::info;
@@ -16,7 +18,7 @@ use super::handle::{ABANDON, RUN};
 use super::local_notifier::LocalNotifier;
 use crate::metrics::RelayMetrics;
 use crate::publisher::Publisher;
-use crate::relay::{Command, Outcome, RelayMachine};
+use crate::relay::{Outcome, RelayMachine};
 use crate::store::OutboxStore;
 
 pub(super) type OpFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
@@ -50,21 +52,16 @@ impl<S, P> Drop for Driver<S, P> {
 impl<S: OutboxStore, P: Publisher> Driver<S, P> {
     pub(super) async fn run(mut self) -> Result<(), RelayError> {
         info!("relay started");
-        let mut main: Option<OpFuture> = None;
-        let mut renewal: Option<OpFuture> = None;
+        // Every call in flight: relay-level calls, a renewal, and each lane's store call
+        // and publish. The machine bounds how many there are.
+        let mut in_flight: FuturesUnordered<OpFuture> = FuturesUnordered::new();
         let mut hints = Vec::new();
         let mut shutting_down = false;
         let mut control_open = true;
         loop {
             let now = self.clock.now();
             while let Some(command) = self.machine.poll_command(now) {
-                let is_renewal = matches!(command, Command::RenewLeases { .. });
-                let op = self.execute(command);
-                if is_renewal {
-                    renewal = Some(op)
-                } else {
-                    main = Some(op)
-                }
+                in_flight.push(self.execute(command));
             }
             self.report_events();
             self.owns_bucket_zero
@@ -77,12 +74,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 .poll_timeout()
                 .map(|deadline| tokio::time::sleep_until(self.clock.instant(deadline)));
             tokio::select! {
-                result = poll_slot(&mut main) => {
-                    main = None;
-                    self.complete(result);
-                }
-                result = poll_slot(&mut renewal) => {
-                    renewal = None;
+                Some(result) = in_flight.next(), if !in_flight.is_empty() => {
                     self.complete(result);
                 }
                 () = self.notifier.notified() => {
@@ -105,10 +97,12 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                         self.machine.handle_shutdown();
                     }
                     if state == ABANDON {
-                        if self.machine.is_publishing() {
-                            // Dropping the future cancels the publish; nothing is deleted.
-                            drop(main.take());
-                            self.machine.handle(self.clock.now(), Outcome::PublishCancelled);
+                        // Dropping the futures cancels the publishes; nothing is deleted.
+                        let publishing = self.machine.publishing_buckets();
+                        drop(std::mem::take(&mut in_flight));
+                        for bucket in publishing {
+                            self.machine
+                                .handle(self.clock.now(), Outcome::PublishCancelled { bucket });
                         }
                         self.report_events();
                         info!("relay stopped, in-flight work abandoned");
@@ -125,14 +119,6 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
 
     fn complete(&mut self, outcome: Outcome) {
         self.machine.handle(self.clock.now(), outcome);
-    }
-}
-
-/// Awaits the future in `slot`, or never completes when the slot is empty.
-async fn poll_slot(slot: &mut Option<OpFuture>) -> Outcome {
-    match slot {
-        Some(future) => future.await,
-        None => std::future::pending().await,
     }
 }
 

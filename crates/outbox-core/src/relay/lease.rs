@@ -29,6 +29,9 @@ pub(crate) struct Leases {
     next_renew_at: Monotonic,
     lease_duration: Duration,
     renew_interval: Duration,
+    /// The store renews leases beside the lanes, so acquisitions only rebalance and are
+    /// scheduled from their end (a slow acquisition cannot crowd the lanes out).
+    renewal: bool,
 }
 
 /// What an acquisition changed.
@@ -39,7 +42,12 @@ pub(crate) struct OwnershipChange {
 }
 
 impl Leases {
-    pub fn new(now: Monotonic, lease_duration: Duration, renew_interval: Duration) -> Self {
+    pub fn new(
+        now: Monotonic,
+        lease_duration: Duration,
+        renew_interval: Duration,
+        renewal: bool,
+    ) -> Self {
         Leases {
             owned: BTreeSet::new(),
             valid_until: Timestamp::EPOCH,
@@ -48,6 +56,7 @@ impl Leases {
             next_renew_at: now,
             lease_duration,
             renew_interval,
+            renewal,
         }
     }
 
@@ -119,9 +128,11 @@ impl Leases {
         self.valid_until_mono = started.mono.saturating_add(self.lease_duration);
     }
 
+    /// Applies an acquisition that started at `started` and was answered at `finished`.
     pub fn on_acquired(
         &mut self,
         started: Now,
+        finished: Monotonic,
         buckets: impl IntoIterator<Item = i32>,
     ) -> OwnershipChange {
         let new: BTreeSet<i32> = buckets.into_iter().collect();
@@ -129,8 +140,12 @@ impl Leases {
         let changed = new != self.owned;
         self.owned = new;
         self.extend_from(started);
-        self.next_acquire_at = started.mono.saturating_add(self.renew_interval);
-        self.next_renew_at = self.next_acquire_at;
+        // Without renewal, acquisitions are what extends the leases: they keep the
+        // renew cadence from their start. With renewal, renewals do (from their start),
+        // and rebalancing waits one interval after the acquisition ended.
+        let base = if self.renewal { finished } else { started.mono };
+        self.next_acquire_at = base.saturating_add(self.renew_interval);
+        self.next_renew_at = started.mono.saturating_add(self.renew_interval);
         OwnershipChange { gained, changed }
     }
 
@@ -192,13 +207,14 @@ mod tests {
             m(0),
             Duration::from_millis(30_000),
             Duration::from_millis(10_000),
+            true,
         )
     }
 
     #[test]
     fn validity_counts_from_the_start_of_the_call() {
         let mut l = leases();
-        l.on_acquired(t(1_000), [1, 2]);
+        l.on_acquired(t(1_000), m(1_000), [1, 2]);
         assert!(l.is_valid(1, t(30_999)));
         assert!(
             !l.is_valid(1, t(31_000)),
@@ -211,7 +227,7 @@ mod tests {
     #[test]
     fn renewal_does_not_move_the_rebalance_deadline() {
         let mut l = leases();
-        l.on_acquired(t(0), [0, 1, 2]);
+        l.on_acquired(t(0), m(0), [0, 1, 2]);
         let lost = l.on_renewed(
             t(10_000),
             &RenewOutcome {
@@ -233,7 +249,7 @@ mod tests {
     #[test]
     fn unaccounted_buckets_in_a_renewal_are_dropped() {
         let mut l = leases();
-        l.on_acquired(t(0), [0, 1]);
+        l.on_acquired(t(0), m(0), [0, 1]);
         let lost = l.on_renewed(
             t(5_000),
             &RenewOutcome {
@@ -248,7 +264,7 @@ mod tests {
     #[test]
     fn expiry_drops_everything_once() {
         let mut l = leases();
-        l.on_acquired(t(0), [4, 5]);
+        l.on_acquired(t(0), m(0), [4, 5]);
         assert_eq!(l.expire_if_due(t(29_999)), 0);
         assert_eq!(l.expire_if_due(t(30_000)), 2);
         assert_eq!(
@@ -262,7 +278,7 @@ mod tests {
     #[test]
     fn a_lease_runs_out_by_whichever_clock_says_so_first() {
         let mut l = leases();
-        l.on_acquired(t(0), [1]);
+        l.on_acquired(t(0), m(0), [1]);
         let wall_stepped_back = Now::new(Timestamp::from_millis(10_000), m(30_000));
         assert!(
             !l.is_valid(1, wall_stepped_back),
@@ -284,25 +300,44 @@ mod tests {
     fn ownership_changes_are_reported() {
         let mut l = leases();
         assert_eq!(
-            l.on_acquired(t(0), [1]),
+            l.on_acquired(t(0), m(0), [1]),
             OwnershipChange {
                 gained: true,
                 changed: true
             }
         );
         assert_eq!(
-            l.on_acquired(t(1), [1]),
+            l.on_acquired(t(1), m(1), [1]),
             OwnershipChange {
                 gained: false,
                 changed: false
             }
         );
         assert_eq!(
-            l.on_acquired(t(2), []),
+            l.on_acquired(t(2), m(2), []),
             OwnershipChange {
                 gained: false,
                 changed: true
             }
         );
+    }
+
+    #[test]
+    fn with_renewal_a_slow_acquisition_leaves_an_interval_before_the_next() {
+        let mut l = leases();
+        // Started at 0, answered at 15 s: longer than the 10 s renew interval.
+        l.on_acquired(t(0), m(15_000), [1]);
+        assert!(!l.acquire_due(m(24_999)));
+        assert!(l.acquire_due(m(25_000)));
+        // Renewal still counts from the start: the lease was written at 0.
+        assert!(l.renew_due(m(10_000)));
+        let mut without = Leases::new(
+            m(0),
+            Duration::from_millis(30_000),
+            Duration::from_millis(10_000),
+            false,
+        );
+        without.on_acquired(t(0), m(15_000), [1]);
+        assert!(without.acquire_due(m(10_000)));
     }
 }

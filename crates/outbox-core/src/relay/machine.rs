@@ -1,10 +1,12 @@
-//! The composed relay machine: leases + drain scheduling + backoff + shutdown.
+//! The composed relay machine: relay-level lease work and discovery beside one lane per
+//! owned bucket.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::drain::Drain;
+use super::discovery::Discovery;
+use super::lane::{Lane, PendingDelete, Publishing, StoreCall};
 use super::lease::Leases;
 use super::{Command, Hint, Outcome, RelayEvent};
 use crate::error::{Misconfiguration, StoreError};
@@ -14,29 +16,15 @@ use crate::publisher::PublishOutcome;
 use crate::store::{RenewOutcome, StoreCapabilities};
 use crate::time::{Monotonic, Now, Timestamp};
 
-/// The one serialized operation in flight (renewal alongside a publish is tracked apart).
+/// The relay-level call in flight (a renewal is tracked apart: it runs beside the rest).
 #[derive(Debug)]
-enum InFlight {
+enum Control {
     Idle,
     Acquiring {
         started: Now,
     },
     Probing {
         started: Monotonic,
-    },
-    Fetching {
-        bucket: i32,
-    },
-    Publishing {
-        bucket: i32,
-        batch: Arc<[OutboxMessage]>,
-        started: Monotonic,
-        lease_lost: bool,
-    },
-    Deleting {
-        bucket: i32,
-        drained: bool,
-        failed: bool,
     },
     /// The release is in flight; `buckets` were owned when it was issued.
     Releasing {
@@ -60,15 +48,19 @@ pub struct RelayMachine {
     options: RelayOptions,
     capabilities: StoreCapabilities,
     leases: Leases,
-    drain: Drain,
-    /// The serialized store call or publish in flight.
-    in_flight: InFlight,
+    discovery: Discovery,
+    /// One lane per owned bucket, plus lanes of lost buckets until their calls in
+    /// flight are answered.
+    lanes: BTreeMap<i32, Lane>,
+    /// Where the search for a lane to start begins, so that slots rotate over the
+    /// ready lanes instead of always going to the lowest bucket.
+    rotation: i32,
+    control: Control,
     /// Start time of a renewal in flight.
     renewing: Option<Now>,
-    /// A command produced by a handler, handed out by the next `poll_command`.
-    queued: Option<Command>,
-    consecutive_failures: u32,
-    backoff_until: Option<Monotonic>,
+    /// Failures in a row of relay-level calls (acquisition, probe).
+    control_failures: u32,
+    control_backoff_until: Option<Monotonic>,
     /// Without renewal: an acquisition was already tried to make room for a publish.
     reservation_retried: bool,
     /// When the current busy cycle began.
@@ -100,15 +92,17 @@ impl RelayMachine {
                 now.mono,
                 options.lease_duration(),
                 options.lease_renew_interval(),
+                capabilities.lease_renewal,
             ),
-            drain: Drain::new(now.mono, options.poll_interval()),
+            discovery: Discovery::new(now.mono, options.poll_interval()),
+            lanes: BTreeMap::new(),
+            rotation: 0,
             options,
             capabilities,
-            in_flight: InFlight::Idle,
+            control: Control::Idle,
             renewing: None,
-            queued: None,
-            consecutive_failures: 0,
-            backoff_until: None,
+            control_failures: 0,
+            control_backoff_until: None,
             reservation_retried: false,
             cycle_started: None,
             joined: false,
@@ -138,7 +132,7 @@ impl RelayMachine {
     /// lease and no acquisition is in flight (an acquisition may be releasing the bucket
     /// in the store at this very moment; the relay starts nothing while it runs).
     pub fn may_act_on(&self, bucket: i32, now: Now) -> bool {
-        !matches!(self.in_flight, InFlight::Acquiring { .. }) && self.leases.is_valid(bucket, now)
+        !matches!(self.control, Control::Acquiring { .. }) && self.leases.is_valid(bucket, now)
     }
 
     /// Until when the owned leases are valid.
@@ -146,9 +140,24 @@ impl RelayMachine {
         self.leases.valid_until()
     }
 
-    /// Whether a publish is in flight.
+    /// Whether any publish is in flight.
     pub fn is_publishing(&self) -> bool {
-        matches!(self.in_flight, InFlight::Publishing { .. })
+        self.lanes.values().any(|l| l.publishing.is_some())
+    }
+
+    /// The buckets whose publish is in flight.
+    pub fn publishing_buckets(&self) -> Vec<i32> {
+        self.lanes
+            .values()
+            .filter(|l| l.publishing.is_some())
+            .map(|l| l.bucket)
+            .collect()
+    }
+
+    /// Lanes with work in flight or queued (each holds one of the
+    /// [`max_concurrent_lanes`](RelayOptions::max_concurrent_lanes) slots).
+    pub fn active_lanes(&self) -> usize {
+        self.lanes.values().filter(|l| l.is_active()).count()
     }
 
     /// Whether the machine has stopped (after shutdown or a fatal error).
@@ -169,19 +178,27 @@ impl RelayMachine {
         self.events.pop_front()
     }
 
-    /// The next command to execute, or `None` until an event or the timeout.
+    /// The next command to execute, or `None` until an outcome, a hint or the timeout.
+    /// Call it until it returns `None`: several commands may be in flight at once.
     pub fn poll_command(&mut self, now: Now) -> Option<Command> {
         let command = self.next_command(now);
         if command.is_some() {
             self.cycle_started.get_or_insert(now.mono);
-        } else if matches!(self.in_flight, InFlight::Idle) && self.renewing.is_none() {
+        } else if self.is_idle() {
             self.end_cycle(now);
         }
         command
     }
 
-    /// A cycle is the busy stretch between two idle waits (acquisition, probe, sweeps),
-    /// excluding the idle wait and backoff themselves.
+    /// Nothing is in flight anywhere.
+    fn is_idle(&self) -> bool {
+        matches!(self.control, Control::Idle)
+            && self.renewing.is_none()
+            && self.lanes.values().all(|l| !l.in_flight())
+    }
+
+    /// A cycle is a busy stretch between two moments with nothing in flight, excluding
+    /// the idle waits themselves.
     fn end_cycle(&mut self, now: Now) {
         if let Some(started) = self.cycle_started.take() {
             self.events.push_back(RelayEvent::CycleCompleted {
@@ -195,13 +212,86 @@ impl RelayMachine {
             return None;
         }
         self.check_expiry(now);
-        if let Some(command) = self.queued.take() {
+        if let Some(command) = self.next_lease_command(now) {
             return Some(command);
         }
-        if self.is_publishing() {
-            return self.renewal_alongside_publish(now);
+        if matches!(self.life, Life::Stopping | Life::Released) {
+            return self.next_stopping_command(now);
         }
-        if !matches!(self.in_flight, InFlight::Idle) || self.renewing.is_some() {
+        if let Some(command) = self.next_probe(now) {
+            return Some(command);
+        }
+        self.next_lane_command(now)
+    }
+
+    /// Renewal beside the lanes; an acquisition once the lanes are quiet.
+    fn next_lease_command(&mut self, now: Now) -> Option<Command> {
+        if !matches!(self.control, Control::Idle) || self.renewing.is_some() {
+            // One lease call at a time; a renewal may run beside a probe.
+            if matches!(self.control, Control::Probing { .. })
+                && self.renewing.is_none()
+                && self.renewal_due(now)
+            {
+                return Some(self.start_renewal(now));
+            }
+            return None;
+        }
+        // Quiet means nothing in flight and no acknowledged rows waiting to be deleted:
+        // the acquisition may hand a bucket over, and its new owner would publish them
+        // again.
+        if self.life == Life::Running
+            && self.acquisition_due(now)
+            && self
+                .lanes
+                .values()
+                .all(|l| !l.in_flight() && l.to_delete.is_empty())
+        {
+            return Some(self.start_acquire(now));
+        }
+        if self.renewal_due(now) {
+            return Some(self.start_renewal(now));
+        }
+        None
+    }
+
+    /// A renewal is wanted now. A stopping relay renews only while lanes still have work
+    /// in flight: otherwise it would keep renewing instead of handing its leases back.
+    fn renewal_due(&self, now: Now) -> bool {
+        self.capabilities.lease_renewal
+            && self.leases.renew_due(now.mono)
+            && (self.life == Life::Running || self.lanes.values().any(Lane::in_flight))
+    }
+
+    /// An acquisition is wanted now (and, while one is wanted, lanes start nothing new
+    /// so that it finds them quiet).
+    fn acquisition_due(&self, now: Now) -> bool {
+        self.life == Life::Running
+            && self.leases.acquire_due(now.mono)
+            && !self.control_backoff_until.is_some_and(|u| now.mono < u)
+    }
+
+    fn next_probe(&mut self, now: Now) -> Option<Command> {
+        if !matches!(self.control, Control::Idle)
+            || !self.leases.owns_any()
+            || !self.discovery.due(now.mono)
+            || self.acquisition_due(now)
+            || self.control_backoff_until.is_some_and(|u| now.mono < u)
+        {
+            return None;
+        }
+        self.control = Control::Probing { started: now.mono };
+        Some(Command::ProbePending {
+            buckets: self.leases.owned().iter().copied().collect(),
+        })
+    }
+
+    /// While stopping: acknowledged prefixes are still deleted; once nothing is in
+    /// flight, the leases are handed back and the machine stops.
+    fn next_stopping_command(&mut self, now: Now) -> Option<Command> {
+        if let Some(command) = self.next_delete(now) {
+            return Some(command);
+        }
+        if !self.is_idle() {
             return None;
         }
         if self.life == Life::Stopping && self.capabilities.lease_release && !self.abandoned {
@@ -212,58 +302,151 @@ impl RelayMachine {
             // another relay, and this relay never acts again: it owns nothing from here.
             let buckets = self.leases.owned().len();
             self.drop_ownership();
-            self.in_flight = InFlight::Releasing { buckets };
+            self.control = Control::Releasing { buckets };
             return Some(Command::ReleaseLeases);
         }
-        if matches!(self.life, Life::Stopping | Life::Released) {
-            self.life = Life::Stopped;
-            self.drop_ownership();
-            self.events.push_back(RelayEvent::Stopped);
+        self.life = Life::Stopped;
+        self.drop_ownership();
+        self.events.push_back(RelayEvent::Stopped);
+        None
+    }
+
+    /// The first delete any lane may issue.
+    fn next_delete(&mut self, now: Now) -> Option<Command> {
+        if matches!(self.control, Control::Acquiring { .. }) {
             return None;
         }
-        if let Some(until) = self.backoff_until {
-            if now.mono < until {
-                return None;
-            }
-            self.backoff_until = None;
+        let bucket = self
+            .lanes
+            .values()
+            .find(|l| {
+                l.owned
+                    && l.store_call.is_none()
+                    && !l.to_delete.is_empty()
+                    && self.leases.is_valid(l.bucket, now)
+            })?
+            .bucket;
+        self.issue_delete(bucket)
+    }
+
+    fn issue_delete(&mut self, bucket: i32) -> Option<Command> {
+        let lane = self.lanes.get_mut(&bucket)?;
+        let pending = lane.to_delete.pop_front()?;
+        lane.store_call = Some(StoreCall::Deleting {
+            published_in_full: pending.published_in_full,
+            failures_seen: pending.failures_seen,
+        });
+        Some(Command::DeletePublished {
+            bucket,
+            batch: pending.batch,
+            count: pending.count,
+        })
+    }
+
+    /// Deletes first (they free the pipeline), then publishes, then fetches on the lanes
+    /// that hold a slot, then fetches on new lanes while slots are free.
+    fn next_lane_command(&mut self, now: Now) -> Option<Command> {
+        if matches!(self.control, Control::Acquiring { .. }) || !self.leases.owns_any() {
+            return None;
         }
-        loop {
-            if self.drain.in_sweep() {
-                if self.reservation_retried && self.leases.acquire_due(now.mono) {
-                    return Some(self.start_acquire(now));
-                }
-                if self.capabilities.lease_renewal && self.leases.renew_due(now.mono) {
-                    return Some(self.start_renewal(now));
-                }
-                while let Some(bucket) = self.drain.next_in_sweep() {
-                    if self.leases.is_valid(bucket, now) {
-                        self.in_flight = InFlight::Fetching { bucket };
-                        self.drain.fetch_started(bucket);
-                        return Some(Command::FetchBatch {
-                            bucket,
-                            after: None,
-                            limit: self.options.batch_size(),
-                        });
-                    }
-                }
-            }
-            // Between sweeps: rebalancing first, then discovery, then the next sweep.
-            if self.leases.acquire_due(now.mono) {
-                return Some(self.start_acquire(now));
-            }
-            if !self.leases.owns_any() {
-                return None;
-            }
-            if self.drain.discovery_due(now.mono) {
-                self.in_flight = InFlight::Probing { started: now.mono };
-                return Some(Command::ProbePending {
-                    buckets: self.leases.owned().iter().copied().collect(),
-                });
-            }
-            if !self.drain.start_sweep() {
-                return None;
-            }
+        if let Some(command) = self.next_delete(now) {
+            return Some(command);
         }
+        if self.acquisition_due(now) {
+            // Quiet the lanes so the acquisition can start.
+            return None;
+        }
+        if let Some(command) = self.next_publish(now) {
+            return Some(command);
+        }
+        self.next_fetch(now)
+    }
+
+    fn next_publish(&mut self, now: Now) -> Option<Command> {
+        let bucket = self
+            .lanes
+            .values()
+            .find(|l| {
+                l.owned
+                    && l.publishing.is_none()
+                    && l.next.is_some()
+                    && !l.backing_off(now.mono)
+                    && self.leases.is_valid(l.bucket, now)
+            })?
+            .bucket;
+        if !self.capabilities.lease_renewal && !self.reserve_publish_budget(now, bucket) {
+            return None;
+        }
+        let lane = self.lanes.get_mut(&bucket)?;
+        let batch = lane.next.take()?;
+        lane.publishing = Some(Publishing {
+            batch: Arc::clone(&batch),
+            started: now.mono,
+            lease_lost: false,
+        });
+        Some(Command::Publish { bucket, batch })
+    }
+
+    fn next_fetch(&mut self, now: Now) -> Option<Command> {
+        let max = self.options.max_concurrent_lanes();
+        let mut active = self.active_lanes();
+        let waiting = self.lanes.values().any(|l| {
+            !l.is_active() && l.wants_fetch(now.mono) && self.leases.is_valid(l.bucket, now)
+        });
+        // Lanes that hold a slot keep it for their next batch, unless lanes wait for a
+        // slot: then each gives its slot up after one batch (bounded sweeps).
+        let continuing = self
+            .lanes
+            .values()
+            .find(|l| {
+                l.is_active()
+                    && l.wants_fetch(now.mono)
+                    && self.leases.is_valid(l.bucket, now)
+                    && !(waiting && active >= max && l.fetches_this_turn >= 1)
+            })
+            .map(|l| l.bucket);
+        if let Some(bucket) = continuing {
+            return self.issue_fetch(bucket);
+        }
+        if active >= max {
+            return None;
+        }
+        // A free slot: the first waiting lane at or after the rotation point.
+        let start = self.rotation;
+        let candidate = self
+            .lanes
+            .range(start..)
+            .chain(self.lanes.range(..start))
+            .map(|(_, l)| l)
+            .find(|l| {
+                !l.is_active() && l.wants_fetch(now.mono) && self.leases.is_valid(l.bucket, now)
+            })
+            .map(|l| l.bucket)?;
+        active += 1;
+        let _ = active;
+        self.rotation = candidate.saturating_add(1);
+        if let Some(lane) = self.lanes.get_mut(&candidate) {
+            lane.fetches_this_turn = 0;
+        }
+        self.issue_fetch(candidate)
+    }
+
+    fn issue_fetch(&mut self, bucket: i32) -> Option<Command> {
+        let lane = self.lanes.get_mut(&bucket)?;
+        // A store that cannot honour the cursor reads from the head and returns the
+        // rows still in the pipeline first: ask for that many more.
+        let limit = self.options.batch_size().saturating_add(lane.held_rows());
+        lane.store_call = Some(StoreCall::Fetching {
+            discard: false,
+            limit,
+        });
+        lane.hinted_since_fetch = false;
+        lane.fetches_this_turn = lane.fetches_this_turn.saturating_add(1);
+        Some(Command::FetchBatch {
+            bucket,
+            after: lane.cursor,
+            limit,
+        })
     }
 
     /// The next instant at which the machine wants [`handle_timeout`](Self::handle_timeout),
@@ -275,25 +458,32 @@ impl RelayMachine {
         }
         let mut next: Option<Monotonic> = None;
         let mut consider = |t: Monotonic| next = Some(next.map_or(t, |n| n.min(t)));
-        if self.leases.owns_any() {
+        let owns = self.leases.owns_any();
+        if owns {
             consider(self.leases.valid_until_mono());
         }
-        if self.is_publishing() {
-            if self.capabilities.lease_renewal && self.renewing.is_none() && self.leases.owns_any()
-            {
-                consider(self.leases.next_renew_at());
-            }
-        } else if matches!(self.in_flight, InFlight::Idle)
-            && self.renewing.is_none()
-            && self.life == Life::Running
-        {
-            match self.backoff_until {
+        if self.capabilities.lease_renewal && self.renewing.is_none() && owns {
+            consider(self.leases.next_renew_at());
+        }
+        let control_idle = matches!(self.control, Control::Idle);
+        if self.life == Life::Running && control_idle && self.renewing.is_none() {
+            match self.control_backoff_until {
                 Some(until) => consider(until),
                 None => {
                     consider(self.leases.next_acquire_at());
-                    if self.leases.owns_any() {
-                        consider(self.drain.next_discovery_at());
+                    if owns {
+                        consider(self.discovery.next_at());
                     }
+                }
+            }
+        }
+        if self.life == Life::Running {
+            for lane in self.lanes.values() {
+                if let Some(until) = lane.backoff_until
+                    && lane.owned
+                    && (lane.ready || lane.next.is_some())
+                {
+                    consider(until);
                 }
             }
         }
@@ -315,86 +505,116 @@ impl RelayMachine {
         match hint {
             Hint::Unknown => {
                 if self.leases.owns_any() {
-                    self.drain.force_discovery();
+                    self.discovery.force();
                 }
             }
             Hint::Bucket(b) if i64::from(b) >= bucket_count => {
                 // A bucket we cannot even own: let discovery look (and report a
                 // misconfigured writer if rows are really there).
                 if self.leases.owns_any() {
-                    self.drain.force_discovery();
+                    self.discovery.force();
                 }
             }
             Hint::Bucket(b) => {
-                if self.leases.is_valid(b, now) {
-                    self.drain.mark_ready(b);
+                if self.leases.is_valid(b, now)
+                    && let Some(lane) = self.lanes.get_mut(&b)
+                    && lane.owned
+                {
+                    lane.ready = true;
+                    lane.stalled = false;
+                    if matches!(lane.store_call, Some(StoreCall::Fetching { .. })) {
+                        lane.hinted_since_fetch = true;
+                    }
                 }
             }
         }
     }
 
-    /// Shutdown was requested: start nothing new. An in-flight publish is awaited (or
-    /// cancelled by the caller); its acknowledged prefix is still deleted while the lease
-    /// holds. The machine reports [`RelayEvent::Stopped`] once nothing is in flight.
+    /// Shutdown was requested: start nothing new. Publishes in flight are awaited (or
+    /// cancelled by the caller); their acknowledged prefixes are still deleted while the
+    /// lease holds. The machine reports [`RelayEvent::Stopped`] once nothing is in flight.
     pub fn handle_shutdown(&mut self) {
         if self.life != Life::Running {
             return;
         }
         self.life = Life::Stopping;
-        self.drain.abort_sweep();
-        if let Some(Command::Publish { .. }) = self.queued {
-            // Never handed out: nothing to wait for.
-            self.queued = None;
-            self.in_flight = InFlight::Idle;
+        for lane in self.lanes.values_mut() {
+            lane.next = None;
+            lane.ready = false;
         }
     }
 
-    /// The result of the command handed out last for its slot (the serialized call, or
-    /// a renewal). An outcome the machine did not ask for is a caller bug: it trips a
-    /// debug assertion, and release builds ignore it.
+    /// The result of a command this machine handed out. An outcome the machine did not
+    /// ask for is a caller bug: it trips a debug assertion, and release builds ignore it.
     pub fn handle(&mut self, now: Now, outcome: Outcome) {
         debug_assert!(
             self.awaits(&outcome),
-            "the relay machine did not ask for {outcome:?} (in flight: {:?}, renewing: {})",
-            self.in_flight,
+            "the relay machine did not ask for {outcome:?} (control: {:?}, renewing: {})",
+            self.control,
             self.renewing.is_some()
         );
         match outcome {
             Outcome::Acquired(result) => self.on_acquired(now, result),
             Outcome::Probed(result) => self.on_probed(now, result),
-            Outcome::Fetched(result) => self.on_fetched(now, result),
-            Outcome::Published(outcome) => self.on_published(now, outcome),
-            Outcome::PublishCancelled => self.on_publish_cancelled(now),
-            Outcome::Deleted(result) => self.on_deleted(now, result),
+            Outcome::Fetched { bucket, result } => self.on_fetched(now, bucket, result),
+            Outcome::Published { bucket, outcome } => self.on_published(now, bucket, outcome),
+            Outcome::PublishCancelled { bucket } => self.on_publish_cancelled(bucket),
+            Outcome::Deleted { bucket, result } => self.on_deleted(now, bucket, result),
             Outcome::Renewed(result) => self.on_renewed(now, result),
-            Outcome::Released(result) => self.on_released(now, result),
+            Outcome::Released(result) => self.on_released(result),
         }
+        self.remove_finished_lanes();
     }
 
     /// Whether `outcome` answers a command this machine handed out and awaits.
     pub fn awaits(&self, outcome: &Outcome) -> bool {
-        let handed_out = self.queued.is_none();
+        let lane = |bucket: &i32| self.lanes.get(bucket);
         match outcome {
             Outcome::Renewed(_) => self.renewing.is_some(),
-            Outcome::Acquired(_) => matches!(self.in_flight, InFlight::Acquiring { .. }),
-            Outcome::Probed(_) => matches!(self.in_flight, InFlight::Probing { .. }),
-            Outcome::Fetched(_) => matches!(self.in_flight, InFlight::Fetching { .. }),
-            Outcome::Published(_) | Outcome::PublishCancelled => {
-                handed_out && matches!(self.in_flight, InFlight::Publishing { .. })
+            Outcome::Acquired(_) => matches!(self.control, Control::Acquiring { .. }),
+            Outcome::Probed(_) => matches!(self.control, Control::Probing { .. }),
+            Outcome::Fetched { bucket, .. } => lane(bucket)
+                .is_some_and(|l| matches!(l.store_call, Some(StoreCall::Fetching { .. }))),
+            Outcome::Published { bucket, .. } | Outcome::PublishCancelled { bucket } => {
+                lane(bucket).is_some_and(|l| l.publishing.is_some())
             }
-            Outcome::Deleted(_) => {
-                handed_out && matches!(self.in_flight, InFlight::Deleting { .. })
-            }
-            Outcome::Released(_) => matches!(self.in_flight, InFlight::Releasing { .. }),
+            Outcome::Deleted { bucket, .. } => lane(bucket)
+                .is_some_and(|l| matches!(l.store_call, Some(StoreCall::Deleting { .. }))),
+            Outcome::Released(_) => matches!(self.control, Control::Releasing { .. }),
         }
+    }
+
+    /// Lanes of lost buckets are forgotten once nothing of theirs is in flight.
+    fn remove_finished_lanes(&mut self) {
+        self.lanes.retain(|_, l| l.owned || l.in_flight());
+    }
+
+    /// Makes the lanes follow the owned set: new buckets get a lane, lost ones lose it.
+    fn sync_lanes(&mut self) {
+        let owned = self.leases.owned().clone();
+        for lane in self.lanes.values_mut() {
+            if !owned.contains(&lane.bucket) && lane.owned {
+                lane.lose_ownership();
+            }
+        }
+        for bucket in owned {
+            match self.lanes.get_mut(&bucket) {
+                Some(lane) if !lane.owned => lane.regain_ownership(),
+                Some(_) => {}
+                None => {
+                    self.lanes.insert(bucket, Lane::new(bucket));
+                }
+            }
+        }
+        self.remove_finished_lanes();
     }
 
     /// Result of [`Command::AcquireLeases`].
     fn on_acquired(&mut self, now: Now, result: Result<Vec<i32>, StoreError>) {
-        let InFlight::Acquiring { started } = self.in_flight else {
+        let Control::Acquiring { started } = self.control else {
             return;
         };
-        self.in_flight = InFlight::Idle;
+        self.control = Control::Idle;
         match result {
             Ok(buckets) => {
                 let first = !self.joined;
@@ -402,10 +622,10 @@ impl RelayMachine {
                     self.joined = true;
                     self.events.push_back(RelayEvent::Joined);
                 }
-                let change = self.leases.on_acquired(started, buckets);
-                self.drain.retain_owned(self.leases.owned());
+                let change = self.leases.on_acquired(started, now.mono, buckets);
+                self.sync_lanes();
                 if change.gained {
-                    self.drain.force_discovery();
+                    self.discovery.force();
                 }
                 // The first answer turns an unknown owned set into a known one, even empty.
                 if change.changed || first {
@@ -414,7 +634,8 @@ impl RelayMachine {
                     });
                 }
                 self.check_expiry(now);
-                self.consecutive_failures = 0;
+                self.control_failures = 0;
+                self.control_backoff_until = None;
             }
             Err(error) => {
                 // The call may have been applied before it failed, and an acquisition
@@ -423,84 +644,116 @@ impl RelayMachine {
                 if self.leases.owns_any() {
                     let buckets = self.leases.owned().len();
                     self.leases.clear();
-                    self.drain.clear();
+                    self.sync_lanes();
                     self.events.push_back(RelayEvent::LeaseExpired { buckets });
                     self.events
                         .push_back(RelayEvent::OwnershipChanged { owned: Vec::new() });
                 }
-                self.store_failed(now, "acquire_leases", error)
+                self.control_failed(now, "acquire_leases", error);
             }
         }
     }
 
     /// Result of [`Command::ProbePending`].
     fn on_probed(&mut self, now: Now, result: Result<Vec<i32>, StoreError>) {
-        let InFlight::Probing { started } = self.in_flight else {
+        let Control::Probing { started } = self.control else {
             return;
         };
-        self.in_flight = InFlight::Idle;
+        self.control = Control::Idle;
         match result {
             Ok(buckets) => {
                 self.check_expiry(now);
-                let valid: Vec<i32> = buckets
-                    .into_iter()
-                    .filter(|b| self.leases.is_valid(*b, now))
-                    .collect();
-                self.drain.on_discovered(started, valid);
-                self.consecutive_failures = 0;
+                for bucket in buckets {
+                    if self.leases.is_valid(bucket, now)
+                        && let Some(lane) = self.lanes.get_mut(&bucket)
+                        && lane.owned
+                    {
+                        lane.ready = true;
+                        lane.stalled = false;
+                    }
+                }
+                self.discovery.on_probed(started);
+                self.control_failures = 0;
+                self.control_backoff_until = None;
             }
             Err(error) => {
-                self.drain.on_discovery_failed(started);
-                self.store_failed(now, "buckets_with_pending", error);
+                if let Some(retry_at) = self.control_failed(now, "buckets_with_pending", error) {
+                    self.discovery.on_failed(retry_at);
+                }
             }
         }
     }
 
     /// Result of [`Command::FetchBatch`].
-    fn on_fetched(&mut self, now: Now, result: Result<Vec<OutboxMessage>, StoreError>) {
-        let InFlight::Fetching { bucket } = self.in_flight else {
-            return;
-        };
-        self.in_flight = InFlight::Idle;
-        let batch = match result {
-            Ok(batch) => batch,
-            Err(error) => return self.store_failed(now, "next_batch", error),
-        };
-        self.consecutive_failures = 0;
+    fn on_fetched(
+        &mut self,
+        now: Now,
+        bucket: i32,
+        result: Result<Vec<OutboxMessage>, StoreError>,
+    ) {
         self.check_expiry(now);
-        if !self.leases.is_valid(bucket, now) {
+        let valid = self.leases.is_valid(bucket, now);
+        let batch_size = self.options.batch_size();
+        let Some(lane) = self.lanes.get_mut(&bucket) else {
             return;
-        }
-        if batch.is_empty() {
-            self.drain.mark_drained(bucket);
-            return;
-        }
-        if !self.capabilities.lease_renewal && !self.reserve_publish_budget(now, bucket) {
-            return;
-        }
-        let batch: Arc<[OutboxMessage]> = batch.into();
-        self.in_flight = InFlight::Publishing {
-            bucket,
-            batch: Arc::clone(&batch),
-            started: now.mono,
-            lease_lost: false,
         };
-        self.queued = Some(Command::Publish { bucket, batch });
+        let Some(StoreCall::Fetching { discard, limit }) = lane.store_call.take() else {
+            return;
+        };
+        let rows = match result {
+            Ok(rows) => rows,
+            Err(error) => {
+                if discard || !lane.owned {
+                    return;
+                }
+                return self.lane_store_failed(now, bucket, "next_batch", error);
+            }
+        };
+        if discard || !lane.owned || !valid {
+            return;
+        }
+        if rows.len() < limit {
+            // Short: the bucket is drained unless a hint arrived meanwhile.
+            if !lane.hinted_since_fetch {
+                lane.ready = false;
+            }
+            lane.hinted_since_fetch = false;
+            if rows.is_empty() {
+                // An empty bucket with nothing of the lane in flight is the lane's
+                // success: none of its rows is failing. (Empty past the cursor while a
+                // batch is still out says nothing about that batch.)
+                if !lane.is_active() {
+                    lane.succeed();
+                }
+                lane.resync = false;
+                return;
+            }
+        }
+        let fresh = lane.fresh_rows(rows, batch_size);
+        if fresh.is_empty() {
+            // Everything read is already in the pipeline: wait for it to move on.
+            lane.stalled = lane.ready;
+            return;
+        }
+        lane.resync = false;
+        lane.cursor = fresh.last().map(|m| m.id).max(lane.cursor);
+        lane.next = Some(fresh.into());
     }
 
     /// Result of [`Command::Publish`].
-    fn on_published(&mut self, now: Now, outcome: PublishOutcome) {
-        let InFlight::Publishing {
-            bucket,
-            ref batch,
-            started,
-            lease_lost,
-        } = self.in_flight
+    fn on_published(&mut self, now: Now, bucket: i32, outcome: PublishOutcome) {
+        let Some(publishing) = self
+            .lanes
+            .get_mut(&bucket)
+            .and_then(|l| l.publishing.take())
         else {
             return;
         };
-        let batch = Arc::clone(batch);
-        self.in_flight = InFlight::Idle;
+        let Publishing {
+            batch,
+            started,
+            lease_lost,
+        } = publishing;
         let elapsed = now.mono.saturating_duration_since(started);
         let acknowledged = outcome.acknowledged.min(batch.len());
         let failed = outcome.error.is_some() || acknowledged < batch.len();
@@ -525,83 +778,85 @@ impl RelayMachine {
             });
         }
         self.check_expiry(now);
-        if lease_lost || !self.leases.is_valid(bucket, now) {
+        let valid = self.leases.is_valid(bucket, now);
+        let Some(lane) = self.lanes.get_mut(&bucket) else {
+            return;
+        };
+        lane.stalled = false;
+        if lease_lost || !valid || !lane.owned {
             // Someone else may own the bucket by now: delete nothing, let the new owner
             // (or our next acquisition) carry on from the rows as they are.
-            self.drain.abort_sweep();
-            self.leases.acquire_now(now.mono);
-            if failed {
-                self.back_off(now);
+            if lane.owned {
+                lane.lose_ownership();
             }
+            self.leases.acquire_now(now.mono);
             return;
         }
         if acknowledged > 0 {
-            let drained = !failed && batch.len() < self.options.batch_size();
-            self.in_flight = InFlight::Deleting {
-                bucket,
-                drained,
-                failed,
-            };
-            self.queued = Some(Command::DeletePublished {
-                bucket,
+            lane.to_delete.push_back(PendingDelete {
                 batch,
                 count: acknowledged,
+                failures_seen: lane.failures_total,
+                published_in_full: !failed,
             });
-        } else if failed {
-            self.back_off(now);
+        }
+        if failed {
+            self.lane_failed(now, bucket);
         }
     }
 
-    /// The caller abandoned an in-flight publish during shutdown. Nothing is deleted.
-    fn on_publish_cancelled(&mut self, _now: Now) {
-        let InFlight::Publishing { bucket, .. } = self.in_flight else {
-            return;
-        };
-        self.in_flight = InFlight::Idle;
-        self.abandoned = true;
-        self.events
-            .push_back(RelayEvent::PublishCancelled { bucket });
+    /// The caller abandoned a publish during shutdown. Nothing is deleted.
+    fn on_publish_cancelled(&mut self, bucket: i32) {
+        if let Some(lane) = self.lanes.get_mut(&bucket)
+            && lane.publishing.take().is_some()
+        {
+            self.abandoned = true;
+            self.events
+                .push_back(RelayEvent::PublishCancelled { bucket });
+        }
     }
 
     /// Result of [`Command::DeletePublished`].
-    fn on_deleted(&mut self, now: Now, result: Result<(), StoreError>) {
-        let InFlight::Deleting {
-            bucket,
-            drained,
-            failed,
-        } = self.in_flight
+    fn on_deleted(&mut self, now: Now, bucket: i32, result: Result<(), StoreError>) {
+        let Some(lane) = self.lanes.get_mut(&bucket) else {
+            return;
+        };
+        let Some(StoreCall::Deleting {
+            published_in_full,
+            failures_seen,
+        }) = lane.store_call.take()
         else {
             return;
         };
-        self.in_flight = InFlight::Idle;
+        lane.stalled = false;
         match result {
             Ok(()) => {
-                if drained {
-                    self.drain.mark_drained(bucket);
-                }
-                if failed {
-                    self.back_off(now);
-                } else {
-                    self.consecutive_failures = 0;
+                if published_in_full && failures_seen == lane.failures_total && lane.owned {
+                    lane.succeed();
                 }
             }
-            Err(error) => self.store_failed(now, "delete_published", error),
+            Err(error) => {
+                if lane.owned {
+                    self.lane_store_failed(now, bucket, "delete_published", error);
+                }
+            }
         }
     }
 
     /// Result of [`Command::ReleaseLeases`]. A failure is reported and otherwise
     /// ignored: the leases run out by themselves.
-    fn on_released(&mut self, _now: Now, result: Result<(), StoreError>) {
-        let InFlight::Releasing { buckets } = self.in_flight else {
+    fn on_released(&mut self, result: Result<(), StoreError>) {
+        let Control::Releasing { buckets } = self.control else {
             return;
         };
-        self.in_flight = InFlight::Idle;
+        self.control = Control::Idle;
         match result {
             Ok(()) => self
                 .events
                 .push_back(RelayEvent::LeasesReleased { buckets }),
             Err(error) => self.events.push_back(RelayEvent::StoreFailed {
                 operation: "release_leases",
+                bucket: None,
                 error,
             }),
         }
@@ -617,16 +872,7 @@ impl RelayMachine {
                 let had = self.leases.owned().len();
                 let lost = self.leases.on_renewed(started, &outcome);
                 if !lost.is_empty() {
-                    self.drain.retain_owned(self.leases.owned());
-                    if let InFlight::Publishing {
-                        bucket,
-                        ref mut lease_lost,
-                        ..
-                    } = self.in_flight
-                        && lost.contains(&bucket)
-                    {
-                        *lease_lost = true;
-                    }
+                    self.sync_lanes();
                     if had > 0 {
                         self.events.push_back(RelayEvent::LeaseExpired {
                             buckets: lost.len(),
@@ -645,29 +891,17 @@ impl RelayMachine {
             Err(error) => {
                 self.events.push_back(RelayEvent::StoreFailed {
                     operation: "renew_leases",
+                    bucket: None,
                     error,
                 });
                 self.leases
                     .retry_renewal_after(now.mono, self.options.error_backoff());
-                if !self.is_publishing() {
-                    self.back_off(now);
-                }
             }
         }
     }
 
-    fn renewal_alongside_publish(&mut self, now: Now) -> Option<Command> {
-        if self.capabilities.lease_renewal
-            && self.renewing.is_none()
-            && self.leases.renew_due(now.mono)
-        {
-            return Some(self.start_renewal(now));
-        }
-        None
-    }
-
     fn start_acquire(&mut self, now: Now) -> Command {
-        self.in_flight = InFlight::Acquiring { started: now };
+        self.control = Control::Acquiring { started: now };
         Command::AcquireLeases { now: now.wall }
     }
 
@@ -694,13 +928,12 @@ impl RelayMachine {
         if !self.reservation_retried {
             self.reservation_retried = true;
             self.leases.acquire_now(now.mono);
-            self.drain.revisit_first(bucket);
             return false;
         }
         self.reservation_retried = false;
         self.events
             .push_back(RelayEvent::LeaseTooShortForPublish { remaining, needed });
-        self.back_off(now);
+        self.lane_failed(now, bucket);
         false
     }
 
@@ -709,13 +942,7 @@ impl RelayMachine {
         if dropped == 0 {
             return;
         }
-        self.drain.clear();
-        if let InFlight::Publishing {
-            ref mut lease_lost, ..
-        } = self.in_flight
-        {
-            *lease_lost = true;
-        }
+        self.sync_lanes();
         self.events
             .push_back(RelayEvent::LeaseExpired { buckets: dropped });
         self.events
@@ -728,40 +955,84 @@ impl RelayMachine {
             return;
         }
         self.leases.clear();
-        self.drain.clear();
+        self.sync_lanes();
         self.events
             .push_back(RelayEvent::OwnershipChanged { owned: Vec::new() });
     }
 
-    fn store_failed(&mut self, now: Now, operation: &'static str, error: StoreError) {
+    /// A relay-level call failed: retry it after the relay's own backoff, which does not
+    /// touch any lane. Returns the retry instant, or `None` when the error was fatal.
+    fn control_failed(
+        &mut self,
+        now: Now,
+        operation: &'static str,
+        error: StoreError,
+    ) -> Option<Monotonic> {
+        if error.is_fatal() {
+            self.fail(fatal_from(error));
+            return None;
+        }
+        self.events.push_back(RelayEvent::StoreFailed {
+            operation,
+            bucket: None,
+            error,
+        });
+        self.control_failures = self.control_failures.saturating_add(1);
+        let delay = self.options.backoff_after(self.control_failures);
+        let until = now.mono.saturating_add(delay);
+        self.control_backoff_until = Some(until);
+        self.events.push_back(RelayEvent::BackingOff {
+            bucket: None,
+            until,
+            delay,
+            consecutive_failures: self.control_failures,
+        });
+        Some(until)
+    }
+
+    fn lane_store_failed(
+        &mut self,
+        now: Now,
+        bucket: i32,
+        operation: &'static str,
+        error: StoreError,
+    ) {
         if error.is_fatal() {
             return self.fail(fatal_from(error));
         }
-        self.events
-            .push_back(RelayEvent::StoreFailed { operation, error });
-        self.back_off(now);
+        self.events.push_back(RelayEvent::StoreFailed {
+            operation,
+            bucket: Some(bucket),
+            error,
+        });
+        self.lane_failed(now, bucket);
     }
 
-    fn back_off(&mut self, now: Now) {
-        self.end_cycle(now);
-        self.consecutive_failures = self.consecutive_failures.saturating_add(1);
-        self.reservation_retried = false;
-        let until = now
-            .mono
-            .saturating_add(self.options.backoff_after(self.consecutive_failures));
-        self.backoff_until = Some(until);
-        self.drain.abort_sweep();
+    /// One lane failed: it alone backs off, for longer with every failure in a row.
+    fn lane_failed(&mut self, now: Now, bucket: i32) {
+        let Some(lane) = self.lanes.get_mut(&bucket) else {
+            return;
+        };
+        let failures = lane.failures.saturating_add(1);
+        let delay = self.options.backoff_after(failures);
+        let until = now.mono.saturating_add(delay);
+        let consecutive_failures = lane.fail(until);
         self.events.push_back(RelayEvent::BackingOff {
+            bucket: Some(bucket),
             until,
-            consecutive_failures: self.consecutive_failures,
+            delay,
+            consecutive_failures,
         });
     }
 
     fn fail(&mut self, error: Misconfiguration) {
         self.events.push_back(RelayEvent::Fatal(error.clone()));
         self.life = Life::Failed(error);
-        self.queued = None;
-        self.drain.clear();
+        for lane in self.lanes.values_mut() {
+            lane.next = None;
+            lane.to_delete.clear();
+            lane.ready = false;
+        }
     }
 }
 

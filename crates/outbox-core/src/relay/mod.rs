@@ -10,10 +10,30 @@
 //! [`RelayMachine::poll_timeout`], and reads [`RelayEvent`]s for logs and metrics from
 //! [`RelayMachine::poll_event`].
 //!
-//! Concurrency rules the machine enforces: at most one store call or publish is in
-//! flight, except that a lease renewal may run alongside a publish.
+//! # Lanes
+//!
+//! Every owned bucket is a lane with its own pipeline and its own backoff (see
+//! `lane.rs`): a lane fetches its next batch while the previous one is being published,
+//! publishes its batches strictly one after the other, and deletes each acknowledged
+//! prefix while the next batch is being published. A failing lane backs off alone, for
+//! longer with each failure in a row; the other lanes keep going. At most
+//! [`max_concurrent_lanes`](crate::RelayOptions::max_concurrent_lanes) lanes hold work at
+//! once; when more lanes are ready than slots, a lane gives its slot up after each batch
+//! so that every ready bucket is served in turn.
+//!
+//! Lease work runs at relay level, beside the lanes: renewals while lanes publish, and an
+//! acquisition (which may hand buckets to other relays) only once the lanes are quiet,
+//! so no publish or delete of a bucket is in flight while it may change hands. With a
+//! store that renews, the next acquisition is due one renew interval after the previous
+//! one *finished*, so even an acquisition slower than the renew interval leaves the lanes
+//! that interval to publish in.
+//!
+//! Concurrency rules the machine enforces: one relay-level call (acquisition, probe or
+//! release) at a time, a renewal beside it or beside the lanes, and per lane at most one
+//! store call and one publish.
 
-mod drain;
+mod discovery;
+mod lane;
 mod lease;
 mod machine;
 #[cfg(test)]
@@ -46,7 +66,7 @@ pub enum Command {
         buckets: Vec<i32>,
     },
     /// Call [`OutboxStore::next_batch`](crate::OutboxStore::next_batch); report with
-    /// [`Outcome::Fetched`].
+    /// [`Outcome::Fetched`] for the same bucket.
     FetchBatch {
         /// Bucket to read.
         bucket: i32,
@@ -56,8 +76,9 @@ pub enum Command {
         limit: usize,
     },
     /// Call [`Publisher::publish`](crate::Publisher::publish); report with
-    /// [`Outcome::Published`] (or [`Outcome::PublishCancelled`]
-    /// when the caller abandons it during shutdown).
+    /// [`Outcome::Published`] for the same bucket (or [`Outcome::PublishCancelled`]
+    /// when the caller abandons it during shutdown). Publishes of different buckets may
+    /// be in flight at once.
     Publish {
         /// The bucket the batch came from.
         bucket: i32,
@@ -65,7 +86,7 @@ pub enum Command {
         batch: Arc<[OutboxMessage]>,
     },
     /// Call [`OutboxStore::delete_published`](crate::OutboxStore::delete_published) with
-    /// `batch[..count]`; report with [`Outcome::Deleted`].
+    /// `batch[..count]`; report with [`Outcome::Deleted`] for the same bucket.
     DeletePublished {
         /// The bucket.
         bucket: i32,
@@ -75,7 +96,7 @@ pub enum Command {
         count: usize,
     },
     /// Call [`OutboxStore::renew_leases`](crate::OutboxStore::renew_leases); report with
-    /// [`Outcome::Renewed`]. May be issued while a publish is in flight.
+    /// [`Outcome::Renewed`]. May be issued while lanes are busy.
     RenewLeases {
         /// The instant to pass as [`LeaseRequest::now`](crate::LeaseRequest::now).
         now: Timestamp,
@@ -97,13 +118,31 @@ pub enum Outcome {
     /// [`Command::ProbePending`]: the probed buckets that hold pending rows.
     Probed(Result<Vec<i32>, StoreError>),
     /// [`Command::FetchBatch`]: the rows, oldest first.
-    Fetched(Result<Vec<OutboxMessage>, StoreError>),
+    Fetched {
+        /// The bucket of the command.
+        bucket: i32,
+        /// The rows.
+        result: Result<Vec<OutboxMessage>, StoreError>,
+    },
     /// [`Command::Publish`]: how much of the batch the broker acknowledged.
-    Published(PublishOutcome),
+    Published {
+        /// The bucket of the command.
+        bucket: i32,
+        /// The acknowledged prefix and the first error.
+        outcome: PublishOutcome,
+    },
     /// [`Command::Publish`] abandoned by the caller during shutdown; nothing is deleted.
-    PublishCancelled,
+    PublishCancelled {
+        /// The bucket of the command.
+        bucket: i32,
+    },
     /// [`Command::DeletePublished`]: the acknowledged prefix was deleted.
-    Deleted(Result<(), StoreError>),
+    Deleted {
+        /// The bucket of the command.
+        bucket: i32,
+        /// Whether the delete succeeded.
+        result: Result<(), StoreError>,
+    },
     /// [`Command::RenewLeases`]: which leases were renewed and which were lost.
     Renewed(Result<RenewOutcome, StoreError>),
     /// [`Command::ReleaseLeases`]: the leases were handed back.
@@ -163,8 +202,7 @@ pub enum RelayEvent {
         /// Whether the call failed (an error, or less than the whole batch acknowledged).
         failed: bool,
     },
-    /// A busy cycle (acquisition, probe and sweeps up to the next idle wait or backoff)
-    /// ended.
+    /// A busy cycle (the stretch between two moments with nothing in flight) ended.
     CycleCompleted {
         /// Its duration, idle waits and backoff excluded.
         elapsed: Duration,
@@ -181,10 +219,12 @@ pub enum RelayEvent {
         /// The bucket.
         bucket: i32,
     },
-    /// A store call failed and will be retried after `backoff`.
+    /// A store call failed and will be retried after a backoff.
     StoreFailed {
         /// Which call.
         operation: &'static str,
+        /// The lane whose call it was; `None` for relay-level calls (leases, probes).
+        bucket: Option<i32>,
         /// The error.
         error: StoreError,
     },
@@ -196,11 +236,16 @@ pub enum RelayEvent {
         /// Publish budget plus one renew interval.
         needed: Duration,
     },
-    /// The relay entered error backoff.
+    /// A lane (or, with `bucket: None`, the relay's own lease and probe calls) backs off
+    /// after a failure. Other lanes are not affected.
     BackingOff {
+        /// The lane; `None` for relay-level calls.
+        bucket: Option<i32>,
         /// Until when, on the relay's monotonic clock.
         until: Monotonic,
-        /// Failures in a row.
+        /// The length of this backoff.
+        delay: Duration,
+        /// Failures in a row of this lane (or of relay-level calls).
         consecutive_failures: u32,
     },
     /// The relay stopped for good because of a misconfiguration.

@@ -1,4 +1,4 @@
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Misconfiguration, StoreError};
@@ -34,6 +34,11 @@ struct State {
     next_id: i64,
     /// Committed, pending rows keyed the way the relational index is: (bucket, id).
     pending: BTreeMap<(i32, i64), OutboxMessage>,
+    /// Ids inserted by transactions that have neither committed nor rolled back.
+    uncommitted: BTreeSet<i64>,
+    /// Per bucket: every id at or below this was final (committed or rolled back) when a
+    /// read returned rows up to it, so no row at or below it can still appear.
+    settled_upto: BTreeMap<i32, i64>,
     /// The lease and heartbeat tables.
     tables: LeaseSnapshot,
     deleted: Vec<i64>,
@@ -188,6 +193,7 @@ impl MemoryTransaction {
         let mut state = self.store.lock();
         state.next_id += 1;
         message.id = state.next_id;
+        state.uncommitted.insert(message.id);
         drop(state);
         let id = message.id;
         self.rows.push(message);
@@ -195,10 +201,24 @@ impl MemoryTransaction {
     }
 
     /// Makes every staged row visible at once.
-    pub fn commit(self) {
+    pub fn commit(mut self) {
         let mut state = self.store.lock();
-        for row in self.rows {
+        for row in std::mem::take(&mut self.rows) {
+            state.uncommitted.remove(&row.id);
             state.pending.insert((row.bucket, row.id), row);
+        }
+    }
+}
+
+impl Drop for MemoryTransaction {
+    /// Rolls back whatever was not committed.
+    fn drop(&mut self) {
+        if self.rows.is_empty() {
+            return;
+        }
+        let mut state = self.store.lock();
+        for row in &self.rows {
+            state.uncommitted.remove(&row.id);
         }
     }
 }
@@ -264,17 +284,31 @@ impl OutboxStore for MemoryStore {
         after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<OutboxMessage>, StoreError> {
-        let state = self.fault(StoreOp::NextBatch)?;
-        let from = match after {
+        let mut state = self.fault(StoreOp::NextBatch)?;
+        // The cursor is honoured only when no id at or below it can still become
+        // visible: an earlier read found every id up to it final. A row that was being
+        // inserted then and committed since lies below the cursor and must be read, so
+        // that a key's later row never goes out before it.
+        let settled = state.settled_upto.get(&bucket).copied();
+        let safe = after.filter(|a| settled.is_some_and(|s| *a <= s));
+        let from = match safe {
             Some(id) => std::ops::Bound::Excluded((bucket, id)),
             None => std::ops::Bound::Included((bucket, i64::MIN)),
         };
-        Ok(state
+        let rows: Vec<OutboxMessage> = state
             .pending
             .range((from, std::ops::Bound::Included((bucket, i64::MAX))))
             .take(limit)
             .map(|(_, m)| m.clone())
-            .collect())
+            .collect();
+        if let Some(last) = rows.last().map(|m| m.id) {
+            let final_below = state.uncommitted.first().map_or(i64::MAX, |u| u - 1);
+            let bound = last.min(final_below);
+            // Honoured or not, the read covered every visible row from its start.
+            let entry = state.settled_upto.entry(bucket).or_insert(i64::MIN);
+            *entry = (*entry).max(bound);
+        }
+        Ok(rows)
     }
 
     async fn delete_published(

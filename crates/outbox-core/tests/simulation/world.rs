@@ -43,6 +43,10 @@ pub struct Stats {
     pub late_commits: u64,
     pub hints_delivered: u64,
     pub budget_faults: u64,
+    pub poisoned_runs: u64,
+    pub slow_lease_runs: u64,
+    pub lane_backoffs: u64,
+    pub max_in_flight_publishes: u64,
 }
 
 impl Stats {
@@ -62,6 +66,10 @@ impl Stats {
         self.late_commits += o.late_commits;
         self.hints_delivered += o.hints_delivered;
         self.budget_faults += o.budget_faults;
+        self.poisoned_runs += o.poisoned_runs;
+        self.slow_lease_runs += o.slow_lease_runs;
+        self.lane_backoffs += o.lane_backoffs;
+        self.max_in_flight_publishes = self.max_in_flight_publishes.max(o.max_in_flight_publishes);
     }
 }
 
@@ -92,6 +100,12 @@ struct Scenario {
     skews: Vec<i64>,
     write_ms: u64,
     faults: Faults,
+    /// Lanes allowed to hold work at once.
+    max_lanes: usize,
+    /// One bucket gets a row the broker rejects forever (when there are at least two).
+    poison: bool,
+    /// Every lease call takes longer than the renew interval to answer.
+    slow_leases: bool,
 }
 
 impl Scenario {
@@ -133,7 +147,7 @@ impl Scenario {
                 hint_dup: 0.1,
             }
         };
-        Scenario {
+        let mut sc = Scenario {
             relays,
             bucket_count: rng.range(1, 8) as u32,
             batch_size: rng.range(1, 6) as usize,
@@ -141,11 +155,19 @@ impl Scenario {
             skews: if clean { vec![0; relays] } else { skews },
             write_ms: rng.range(20_000, 90_000),
             faults,
-        }
+            max_lanes: rng.range(1, 8) as usize,
+            poison: rng.chance(0.2),
+            slow_leases: rng.chance(0.15),
+        };
+        // Without renewal, acquisitions are what extends a lease and a publish needs the
+        // whole budget left on it: lease calls slower than the renew interval cannot
+        // work there (documented), so slow lease calls are simulated with renewal only.
+        sc.slow_leases &= sc.renewal;
+        sc
     }
 
     fn clean(&self) -> bool {
-        self.faults.crash == 0.0 && self.skews.iter().all(|s| *s == 0)
+        self.faults.crash == 0.0 && self.skews.iter().all(|s| *s == 0) && !self.slow_leases
     }
 }
 
@@ -192,8 +214,11 @@ struct RelaySim {
     paused_until: u64,
     wake_at: Option<u64>,
     restart_pending: bool,
-    /// The last publish's batch and how much of it was reported acknowledged.
-    last_ack: Option<(Arc<[OutboxMessage]>, usize)>,
+    /// Published batches not yet deleted and how much of each was reported acknowledged.
+    acked: Vec<(Arc<[OutboxMessage]>, usize)>,
+    /// Per bucket: the last lane backoff's failure count, while nothing since could
+    /// have reset it (no success of that lane, no change of its ownership).
+    lane_failures: HashMap<i32, u32>,
     owned_before: BTreeSet<i32>,
     /// When the current process started: the origin of its monotonic clock.
     mono_origin: u64,
@@ -232,6 +257,15 @@ struct World {
     max_committed_id: i64,
     message_seq: u128,
     stats: Stats,
+    /// The bucket that gets a poisoned row, and that row's message id once written.
+    poison_bucket: Option<i32>,
+    poison_row: Option<(Uuid, i64)>,
+    poison_committed: bool,
+    /// Rows of the poisoned bucket committed after the poisoned row: every read sees the
+    /// poisoned row before them, so none may ever be published.
+    behind_poison: HashSet<Uuid>,
+    /// A guarantee broken inside a broker append, reported by the final checks.
+    violation: Option<String>,
 }
 
 /// Runs one seeded scenario and checks every guarantee.
@@ -272,8 +306,20 @@ pub fn run(seed: u64, verbose: bool) -> Result<Stats, String> {
         max_committed_id: 0,
         message_seq: 0,
         stats: Stats::default(),
+        poison_bucket: None,
+        poison_row: None,
+        poison_committed: false,
+        behind_poison: HashSet::new(),
+        violation: None,
         sc,
     };
+    if world.sc.poison && world.sc.bucket_count >= 2 {
+        world.poison_bucket = Some(world.rng.range(0, u64::from(world.sc.bucket_count) - 1) as i32);
+        world.stats.poisoned_runs = 1;
+    }
+    if world.sc.slow_leases {
+        world.stats.slow_lease_runs = 1;
+    }
     if world.sc.clean() {
         world.stats.clean_runs = 1;
     }
@@ -289,7 +335,8 @@ pub fn run(seed: u64, verbose: bool) -> Result<Stats, String> {
             paused_until: 0,
             wake_at: None,
             restart_pending: false,
-            last_ack: None,
+            acked: Vec::new(),
+            lane_failures: HashMap::new(),
             owned_before: BTreeSet::new(),
             mono_origin: 0,
         });
@@ -348,7 +395,8 @@ impl World {
             .lease_duration(Duration::from_millis(LEASE_MS))
             .lease_renew_interval(Duration::from_millis(RENEW_MS))
             .error_backoff(Duration::from_millis(200))
-            .max_error_backoff(Duration::from_secs(3));
+            .max_error_backoff(Duration::from_secs(3))
+            .max_concurrent_lanes(self.sc.max_lanes);
         if !self.sc.renewal {
             b = b.max_publish_duration(Duration::from_millis(BUDGET_MS));
         }
@@ -367,7 +415,7 @@ impl World {
                 continue;
             };
             self.now = at;
-            let pending = self.store.pending_count();
+            let pending = self.unblocked_pending();
             if pending < last_pending || self.now <= self.sc.write_ms {
                 last_progress = self.now;
             }
@@ -379,7 +427,7 @@ impl World {
             self.check_single_holder()?;
             if self.now > self.sc.write_ms
                 && self.open.iter().all(Option::is_none)
-                && self.store.pending_count() == 0
+                && self.unblocked_pending() == 0
                 && self.relays.iter().all(|r| r.machine.is_some())
             {
                 break;
@@ -478,7 +526,8 @@ impl World {
                 rs.generation += 1;
                 rs.paused_until = 0;
                 rs.wake_at = None;
-                rs.last_ack = None;
+                rs.acked.clear();
+                rs.lane_failures.clear();
                 rs.owned_before.clear();
                 rs.mono_origin = self.now;
                 let options = self.options(relay);
@@ -520,10 +569,8 @@ impl World {
                         ));
                     }
                     Command::DeletePublished { batch, count, .. } => {
-                        let acked = match &rs.last_ack {
-                            Some((last, acked)) if Arc::ptr_eq(last, batch) => *acked,
-                            _ => 0,
-                        };
+                        let position = rs.acked.iter().position(|(b, _)| Arc::ptr_eq(b, batch));
+                        let acked = position.map_or(0, |i| rs.acked.remove(i).1);
                         if *count > acked || *count == 0 {
                             return Err(format!(
                                 "relay {relay} deletes {count} rows of a batch acknowledged up to {acked}"
@@ -534,11 +581,60 @@ impl World {
                 }
                 issued.push(command);
             }
+            let publishes = issued
+                .iter()
+                .filter(|c| matches!(c, Command::Publish { .. }))
+                .count() as u64;
+            let in_flight = m.publishing_buckets().len() as u64;
+            self.stats.max_in_flight_publishes =
+                self.stats.max_in_flight_publishes.max(in_flight.max(publishes));
+            if m.active_lanes() > self.sc.max_lanes {
+                return Err(format!(
+                    "relay {relay} has {} lanes busy, above its limit of {}",
+                    m.active_lanes(),
+                    self.sc.max_lanes
+                ));
+            }
             while let Some(event) = m.poll_event() {
+                if self.verbose
+                    && !matches!(
+                        event,
+                        RelayEvent::CycleCompleted { .. } | RelayEvent::Published { .. }
+                    )
+                {
+                    println!("{:>7} relay {relay}.{generation} event {event:?}", self.now);
+                }
                 match event {
                     RelayEvent::Fatal(error) => fatal = Some(error),
                     RelayEvent::OwnershipChanged { owned } => {
                         rs.owned_before = owned.into_iter().collect();
+                        let owned_now = &rs.owned_before;
+                        rs.lane_failures.retain(|b, _| owned_now.contains(b));
+                    }
+                    RelayEvent::Published {
+                        bucket,
+                        failed: false,
+                        ..
+                    } => {
+                        rs.lane_failures.remove(&bucket);
+                    }
+                    RelayEvent::BackingOff {
+                        bucket: Some(bucket),
+                        consecutive_failures,
+                        ..
+                    } => {
+                        self.stats.lane_backoffs += 1;
+                        // Only the poisoned lane is sure never to succeed silently (an
+                        // empty fetch also counts as success, and is no event).
+                        if Some(bucket) == self.poison_bucket
+                            && let Some(last) = rs.lane_failures.get(&bucket)
+                            && consecutive_failures != last + 1
+                        {
+                            return Err(format!(
+                                "relay {relay}'s lane {bucket} went from {last} to {consecutive_failures} failures in a row without a success of its own"
+                            ));
+                        }
+                        rs.lane_failures.insert(bucket, consecutive_failures);
                     }
                     _ => {}
                 }
@@ -577,6 +673,7 @@ impl World {
         for command in issued {
             let (slot, latency) = match &command {
                 Command::RenewLeases { .. } => (Slot::Renew, self.rng.range(1, 30)),
+                Command::AcquireLeases { .. } => (Slot::Main, self.rng.range(1, 30)),
                 Command::Publish { .. } => (Slot::Main, self.publish_latency()),
                 _ => (Slot::Main, self.rng.range(1, 30)),
             };
@@ -665,6 +762,10 @@ impl World {
         let fail_before = faults && self.rng.chance(self.sc.faults.store_error);
         let fail_after = faults && self.rng.chance(self.sc.faults.store_error_after);
         let is_store = !matches!(command, Command::Publish { .. });
+        let is_lease_call = matches!(
+            command,
+            Command::AcquireLeases { .. } | Command::RenewLeases { .. }
+        );
         if is_store && (fail_before || fail_after) {
             self.stats.store_errors += 1;
         }
@@ -698,12 +799,15 @@ impl World {
                 bucket,
                 after,
                 limit,
-            } => Outcome::Fetched(if fail_before {
-                Err(unavailable())
-            } else {
-                let r = ready(self.store.next_batch(bucket, after, limit));
-                if fail_after { Err(unavailable()) } else { r }
-            }),
+            } => Outcome::Fetched {
+                bucket,
+                result: if fail_before {
+                    Err(unavailable())
+                } else {
+                    let r = ready(self.store.next_batch(bucket, after, limit));
+                    if fail_after { Err(unavailable()) } else { r }
+                },
+            },
             Command::DeletePublished {
                 bucket,
                 batch,
@@ -716,12 +820,15 @@ impl World {
                         row.id
                     ));
                 }
-                Outcome::Deleted(if fail_before {
-                    Err(unavailable())
-                } else {
-                    let r = ready(self.store.delete_published(bucket, rows));
-                    if fail_after { Err(unavailable()) } else { r }
-                })
+                Outcome::Deleted {
+                    bucket,
+                    result: if fail_before {
+                        Err(unavailable())
+                    } else {
+                        let r = ready(self.store.delete_published(bucket, rows));
+                        if fail_after { Err(unavailable()) } else { r }
+                    },
+                }
             }
             Command::RenewLeases { now, buckets } => {
                 let request = LeaseRequest {
@@ -737,9 +844,10 @@ impl World {
                     if fail_after { Err(unavailable()) } else { r }
                 })
             }
-            Command::Publish { batch, .. } => {
-                Outcome::Published(self.broker_append(relay, generation, &batch))
-            }
+            Command::Publish { bucket, batch } => Outcome::Published {
+                bucket,
+                outcome: self.broker_append(relay, generation, &batch),
+            },
             Command::ReleaseLeases => Outcome::Released(if fail_before {
                 Err(unavailable())
             } else {
@@ -751,7 +859,12 @@ impl World {
             }),
         };
         let _ = slot;
-        let latency = self.rng.range(1, 30);
+        let latency = if self.sc.slow_leases && is_lease_call {
+            // Slower than the renew interval, well inside the lease.
+            self.rng.range(RENEW_MS + 1, RENEW_MS + 5_000)
+        } else {
+            self.rng.range(1, 30)
+        };
         self.push(
             self.now + latency,
             Happening::Done {
@@ -774,7 +887,20 @@ impl World {
         let n = batch.len();
         let f = self.sc.faults.clone();
         let faults = self.faults_on();
-        let (appended, acked, error) = if faults && n > 0 && self.rng.chance(f.permanent) {
+        let poisoned_at = self
+            .poison_row
+            .and_then(|(id, _)| batch.iter().position(|m| m.message_id == id));
+        let (appended, acked, error) = if let Some(k) = poisoned_at {
+            // Rejected forever; like the real publisher, nothing from it on is sent.
+            (
+                k,
+                k,
+                Some(PublishError::permanent(
+                    Some(batch[k].message_id),
+                    "injected poisoned row",
+                )),
+            )
+        } else if faults && n > 0 && self.rng.chance(f.permanent) {
             let k = self.rng.range(0, n as u64 - 1) as usize;
             (
                 k,
@@ -804,6 +930,14 @@ impl World {
             (n, n, None)
         };
         for m in &batch[..appended] {
+            // Once the poisoned row is visible, nothing after it in its bucket may go out
+            // for the first time: the lane stops there.
+            if self.behind_poison.contains(&m.message_id) && self.violation.is_none() {
+                self.violation = Some(format!(
+                    "row {} of the poisoned bucket {}, committed after the poisoned row, was published",
+                    m.id, m.bucket
+                ));
+            }
             let key = self.key_of.get(&m.message_id).copied().unwrap_or(u64::MAX);
             self.topic.push(Record {
                 message_id: m.message_id,
@@ -813,8 +947,8 @@ impl World {
         for m in &batch[..acked] {
             self.acked.insert(m.id);
         }
-        if self.relays[relay].generation == generation {
-            self.relays[relay].last_ack = Some((Arc::clone(batch), acked));
+        if self.relays[relay].generation == generation && acked > 0 {
+            self.relays[relay].acked.push((Arc::clone(batch), acked));
         }
         PublishOutcome {
             acknowledged: acked,
@@ -855,8 +989,13 @@ impl World {
             .created_at(Timestamp::from_millis(EPOCH_MS + self.now as i64))
             .build(&self.config);
         let Ok(message) = built else { return };
+        let bucket = message.bucket;
         let mut tx = self.store.begin();
         let id = tx.insert(message);
+        if self.poison_bucket == Some(bucket) && self.poison_row.is_none() && self.rng.chance(0.2)
+        {
+            self.poison_row = Some((message_id, id));
+        }
         self.key_busy.insert(key);
         self.key_of.insert(message_id, key);
         let delay = if self.rng.chance(0.1) {
@@ -880,6 +1019,12 @@ impl World {
         };
         let bucket = self.store_bucket(open.message_id);
         open.tx.commit();
+        if self.poison_committed && Some(bucket) == self.poison_bucket {
+            self.behind_poison.insert(open.message_id);
+        }
+        if self.poison_row.is_some_and(|(m, _)| m == open.message_id) {
+            self.poison_committed = true;
+        }
         if open.id < self.max_committed_id {
             self.stats.late_commits += 1;
         }
@@ -995,8 +1140,31 @@ impl World {
         Ok(())
     }
 
+    /// Whether a row can never be published: the poisoned row and every later row of
+    /// its bucket (the lane stops at the poisoned row; nothing overtakes it).
+    fn blocked(&self, bucket: i32, id: i64) -> bool {
+        self.poison_row
+            .is_some_and(|(_, poison)| Some(bucket) == self.poison_bucket && id >= poison)
+    }
+
+    fn unblocked_pending(&self) -> usize {
+        self.store
+            .pending()
+            .iter()
+            .filter(|m| !self.blocked(m.bucket, m.id))
+            .count()
+    }
+
     fn final_checks(&mut self) -> Result<(), String> {
-        let pending = self.store.pending_count();
+        let pending = self.unblocked_pending();
+        if let Some(violation) = self.violation.take() {
+            return Err(violation);
+        }
+        if (pending > 0 || self.open.iter().any(Option::is_some)) && self.verbose {
+            for (i, r) in self.relays.iter().enumerate() {
+                println!("relay {i}: {:#?}", r.machine);
+            }
+        }
         if pending > 0 || self.open.iter().any(Option::is_some) {
             return Err(format!(
                 "{pending} rows still pending {} ms after faults stopped (sim ended at {} ms)",
@@ -1005,10 +1173,9 @@ impl World {
             ));
         }
         let delivered: HashSet<Uuid> = self.topic.iter().map(|r| r.message_id).collect();
-        if let Some((missing, _, id)) = self
-            .committed
-            .iter()
-            .find(|(m, _, _)| !delivered.contains(m))
+        if let Some((missing, _, id)) = self.committed.iter().find(|(m, _, id)| {
+            !delivered.contains(m) && !self.blocked(self.store_bucket(*m), *id)
+        })
         {
             return Err(format!(
                 "committed row {id} ({missing}) never reached the topic: lost"

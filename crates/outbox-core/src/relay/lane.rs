@@ -1,0 +1,283 @@
+//! One lane: the pipeline of one owned bucket.
+//!
+//! A lane has at most one store call (a fetch or a delete) and one publish in flight, so
+//! batch N+1 is fetched while batch N is being published, and N is deleted while N+1 is
+//! being published. Batches are published strictly one after the other, in fetch order:
+//! the next publish starts only after the previous one was answered, and a failure drops
+//! every batch fetched behind the failed one, so a lane never sends a row ahead of an
+//! earlier row of its bucket that is still unacknowledged.
+//!
+//! Each lane counts its own consecutive failures and backs off on its own. The count
+//! grows with every failed fetch, publish or delete of this lane and is reset only by this
+//! lane's own success (a batch published and deleted in full, or a fetch that finds the
+//! bucket empty), never by another lane's or a relay-level call's success.
+//!
+//! The lane's cursor is the highest id it has handed to a publish. A fetch passes it to
+//! the store (see [`OutboxStore::next_batch`](crate::OutboxStore::next_batch)), which
+//! reads past it only when no lower row can still commit, and otherwise reads from the
+//! head; rows the lane already holds are dropped from such a batch. After a failure the
+//! cursor is forgotten and the next fetch, issued once nothing of the lane is in flight,
+//! reads from the head.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::message::OutboxMessage;
+use crate::time::Monotonic;
+
+/// The lane's one store call in flight.
+#[derive(Debug)]
+pub(crate) enum StoreCall {
+    Fetching {
+        /// Whether the result must be thrown away (the lane failed or lost its lease
+        /// while the fetch was in flight).
+        discard: bool,
+        /// The limit asked for: a batch shorter than this means the bucket is drained.
+        limit: usize,
+    },
+    Deleting {
+        /// See [`PendingDelete`]: the delete's success is the lane's success only when
+        /// the batch went out in full and the lane has not failed since.
+        published_in_full: bool,
+        failures_seen: u64,
+    },
+}
+
+/// The lane's publish in flight.
+#[derive(Debug)]
+pub(crate) struct Publishing {
+    pub batch: Arc<[OutboxMessage]>,
+    pub started: Monotonic,
+    /// The lease was lost while the publish ran: delete nothing.
+    pub lease_lost: bool,
+}
+
+/// An acknowledged prefix waiting for the store call slot.
+#[derive(Debug)]
+pub(crate) struct PendingDelete {
+    pub batch: Arc<[OutboxMessage]>,
+    pub count: usize,
+    /// The batch was published in full and the lane has not failed since: deleting it
+    /// completes a success. A delete that finishes after a later failure of the lane
+    /// must not reset that failure's count.
+    pub failures_seen: u64,
+    pub published_in_full: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Lane {
+    pub bucket: i32,
+    /// The relay owns this bucket. A lane that lost its bucket lives on only until its
+    /// calls in flight are answered, and issues nothing.
+    pub owned: bool,
+    /// The bucket is believed to hold rows the lane has not fetched yet.
+    pub ready: bool,
+    /// A hint arrived after the fetch in flight was issued: a short batch does not mean
+    /// the bucket is drained, the hinted commit may have landed after the read.
+    pub hinted_since_fetch: bool,
+    pub store_call: Option<StoreCall>,
+    pub publishing: Option<Publishing>,
+    /// Fetched and waiting for the publish slot.
+    pub next: Option<Arc<[OutboxMessage]>>,
+    pub to_delete: VecDeque<PendingDelete>,
+    /// Highest id handed to a publish since the last failure.
+    pub cursor: Option<i64>,
+    pub failures: u32,
+    /// Failures ever recorded on this lane, to tell whether one happened since a batch
+    /// was published.
+    pub failures_total: u64,
+    pub backoff_until: Option<Monotonic>,
+    /// After a failure: fetch again only once nothing of the lane is in flight.
+    pub resync: bool,
+    /// A full batch held only rows already in the pipeline: fetch again only after the
+    /// pipeline moved on.
+    pub stalled: bool,
+    /// Fetches since the lane last started from idle, for yielding to waiting lanes.
+    pub fetches_this_turn: u32,
+}
+
+impl Lane {
+    pub fn new(bucket: i32) -> Self {
+        Lane {
+            bucket,
+            owned: true,
+            ready: false,
+            hinted_since_fetch: false,
+            store_call: None,
+            publishing: None,
+            next: None,
+            to_delete: VecDeque::new(),
+            cursor: None,
+            failures: 0,
+            failures_total: 0,
+            backoff_until: None,
+            resync: false,
+            stalled: false,
+            fetches_this_turn: 0,
+        }
+    }
+
+    /// A store call or a publish of this lane is in flight.
+    pub fn in_flight(&self) -> bool {
+        self.store_call.is_some() || self.publishing.is_some()
+    }
+
+    /// The lane occupies one of the relay's concurrent-lane slots.
+    pub fn is_active(&self) -> bool {
+        self.in_flight() || self.next.is_some() || !self.to_delete.is_empty()
+    }
+
+    pub fn backing_off(&self, now: Monotonic) -> bool {
+        self.backoff_until.is_some_and(|until| now < until)
+    }
+
+    /// Whether the lane would fetch if it had a slot (and the relay let it act).
+    pub fn wants_fetch(&self, now: Monotonic) -> bool {
+        self.owned
+            && self.ready
+            && !self.stalled
+            && self.store_call.is_none()
+            && self.next.is_none()
+            && self.to_delete.is_empty()
+            && !self.backing_off(now)
+            && (!self.resync || !self.in_flight())
+    }
+
+    /// Whether `id` is in a batch of this lane that is being published, waits to be, or
+    /// waits to be deleted.
+    pub fn holds(&self, id: i64) -> bool {
+        let within = |batch: &[OutboxMessage]| batch.binary_search_by_key(&id, |m| m.id).is_ok();
+        self.next.as_deref().is_some_and(within)
+            || self.publishing.as_ref().is_some_and(|p| within(&p.batch))
+            || self.to_delete.iter().any(|d| within(&d.batch[..d.count]))
+    }
+
+    /// The bucket is no longer ours: drop everything not yet handed out, and make sure
+    /// nothing in flight leads to a delete or a publish.
+    pub fn lose_ownership(&mut self) {
+        self.owned = false;
+        self.ready = false;
+        self.hinted_since_fetch = false;
+        self.next = None;
+        self.to_delete.clear();
+        self.cursor = None;
+        self.stalled = false;
+        if let Some(p) = self.publishing.as_mut() {
+            p.lease_lost = true;
+        }
+        if let Some(StoreCall::Fetching { discard, .. }) = self.store_call.as_mut() {
+            *discard = true;
+        }
+    }
+
+    /// The bucket is ours again (or for the first time): a new term starts from the head.
+    pub fn regain_ownership(&mut self) {
+        self.owned = true;
+        self.cursor = None;
+        self.resync = true;
+    }
+
+    /// Records a failure: the backoff grows, batches behind the failed one are dropped,
+    /// and the next fetch reads from the head once nothing is in flight. Returns the
+    /// failure count.
+    pub fn fail(&mut self, until: Monotonic) -> u32 {
+        self.failures = self.failures.saturating_add(1);
+        self.failures_total = self.failures_total.saturating_add(1);
+        self.backoff_until = Some(until);
+        self.resync = true;
+        self.cursor = None;
+        self.next = None;
+        self.stalled = false;
+        if let Some(StoreCall::Fetching { discard, .. }) = self.store_call.as_mut() {
+            *discard = true;
+        }
+        self.failures
+    }
+
+    /// The lane's own success: its failure count starts over.
+    pub fn succeed(&mut self) {
+        self.failures = 0;
+        self.backoff_until = None;
+    }
+
+    /// Rows in the lane's pipeline: a read from the head returns them again, so a fetch
+    /// asks for that many rows more than a batch.
+    pub fn held_rows(&self) -> usize {
+        self.next.as_ref().map_or(0, |b| b.len())
+            + self.publishing.as_ref().map_or(0, |p| p.batch.len())
+            + self.to_delete.iter().map(|d| d.count).sum::<usize>()
+    }
+
+    /// Keeps the rows of a fetched batch the lane does not already hold, at most `max`.
+    pub fn fresh_rows(&self, rows: Vec<OutboxMessage>, max: usize) -> Vec<OutboxMessage> {
+        rows.into_iter()
+            .filter(|m| !self.holds(m.id))
+            .take(max)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::OutboxMessage;
+    use crate::time::Timestamp;
+
+    fn row(id: i64) -> OutboxMessage {
+        OutboxMessage {
+            id,
+            bucket: 0,
+            message_id: crate::Uuid::from_u128(id as u128),
+            topic: "t".into(),
+            key: None,
+            value: None,
+            headers: None,
+            partition: None,
+            created_at: Timestamp::from_millis(0),
+            store_ref: None,
+        }
+    }
+
+    #[test]
+    fn rows_in_the_pipeline_are_not_fetched_twice() {
+        let mut lane = Lane::new(0);
+        lane.publishing = Some(Publishing {
+            batch: vec![row(1), row(3)].into(),
+            started: Monotonic::ZERO,
+            lease_lost: false,
+        });
+        lane.to_delete.push_back(PendingDelete {
+            batch: vec![row(0), row(5)].into(),
+            count: 1,
+            failures_seen: 0,
+            published_in_full: false,
+        });
+        let fresh: Vec<i64> = lane
+            .fresh_rows(vec![row(0), row(1), row(2), row(3), row(5)], 10)
+            .iter()
+            .map(|m| m.id)
+            .collect();
+        // 5 was not acknowledged (outside the deleted prefix): it is fetched again.
+        assert_eq!(fresh, vec![2, 5]);
+    }
+
+    #[test]
+    fn a_failure_drops_what_is_queued_behind_and_reads_from_the_head() {
+        let mut lane = Lane::new(0);
+        lane.cursor = Some(9);
+        lane.next = Some(vec![row(10)].into());
+        lane.store_call = Some(StoreCall::Fetching {
+            discard: false,
+            limit: 1,
+        });
+        assert_eq!(lane.fail(Monotonic::from_millis(100)), 1);
+        assert_eq!(lane.fail(Monotonic::from_millis(300)), 2);
+        assert!(lane.next.is_none() && lane.cursor.is_none() && lane.resync);
+        assert!(matches!(
+            lane.store_call,
+            Some(StoreCall::Fetching { discard: true, .. })
+        ));
+        lane.succeed();
+        assert_eq!(lane.failures, 0);
+    }
+}
