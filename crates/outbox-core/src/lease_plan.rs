@@ -94,6 +94,11 @@ pub struct LeasePlan {
     pub extend: Vec<i32>,
     /// Buckets to take, each guarded by [`may_claim`](Self::may_claim) at the write.
     pub claim: Vec<i32>,
+    /// Held buckets above the share that are kept (and extended) anyway because the
+    /// caller is still working on them (see [`keeping_busy`](Self::keeping_busy)); the
+    /// caller finishes that work, starts nothing new there, and releases them at its next
+    /// acquisition.
+    pub surplus: Vec<i32>,
     /// A lease whose expiry is at or before this instant is expired: it is no longer
     /// held, and may be claimed.
     pub expired_by: Timestamp,
@@ -111,6 +116,24 @@ impl LeasePlan {
 
     fn is_expired(&self, row: &LeaseRow) -> bool {
         row.expires_at <= self.expired_by
+    }
+
+    /// Keeps the `busy` buckets this plan would release: they move from
+    /// [`release`](Self::release) to [`extend`](Self::extend) and are listed in
+    /// [`surplus`](Self::surplus). A relay passes the buckets with a publish or a delete in
+    /// flight, so that an acquisition can run beside its lanes: a bucket is never handed
+    /// to another relay while this one may still publish or delete in it.
+    pub fn keeping_busy(mut self, busy: &[i32]) -> Self {
+        let (kept, released): (Vec<i32>, Vec<i32>) =
+            self.release.iter().partition(|b| busy.contains(b));
+        if kept.is_empty() {
+            return self;
+        }
+        self.release = released;
+        self.extend.extend(kept.iter().copied());
+        self.extend.sort_unstable();
+        self.surplus = kept;
+        self
     }
 }
 
@@ -132,6 +155,7 @@ pub fn plan_acquisition(
         release: Vec::new(),
         extend: Vec::new(),
         claim: Vec::new(),
+        surplus: Vec::new(),
         expired_by: now,
         expires_at: now.saturating_add(lease_duration),
     };

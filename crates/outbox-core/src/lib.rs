@@ -141,6 +141,8 @@ pub use relay::{Command, Hint, Outcome, RelayEvent, RelayMachine};
 pub use schema::{
     OutboxSchema, OutboxSchemaBuilder, OutboxTables, OutboxTablesBuilder, SchemaError,
 };
-pub use store::{LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities};
+pub use store::{
+    Acquired, LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities,
+};
 pub use time::{Monotonic, Now, Timestamp};
 pub use uuid::Uuid;

@@ -53,6 +53,31 @@ pub struct LeaseRequest<'a> {
     pub lease_duration: Duration,
     /// The relay's clock, read before the call.
     pub now: Timestamp,
+    /// Buckets the relay is still publishing or deleting in: an acquisition keeps them
+    /// even above the share (see [`LeasePlan::keeping_busy`](crate::LeasePlan::keeping_busy))
+    /// and reports them in [`Acquired::surplus`]. Renewals and releases ignore it.
+    pub busy: &'a [i32],
+}
+
+/// What an acquisition left the relay holding.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Acquired {
+    /// Every bucket held afterwards, ascending, each valid until
+    /// [`LeaseRequest::expires_at`].
+    pub held: Vec<i32>,
+    /// The held buckets above the relay's share that were kept only because they were
+    /// busy: the relay starts no new work there and gives them up at its next acquisition.
+    pub surplus: Vec<i32>,
+}
+
+impl From<Vec<i32>> for Acquired {
+    /// Held buckets, none of them surplus.
+    fn from(held: Vec<i32>) -> Self {
+        Acquired {
+            held,
+            surplus: Vec::new(),
+        }
+    }
 }
 
 impl LeaseRequest<'_> {
@@ -118,14 +143,15 @@ pub trait OutboxStore: Send + Sync + 'static {
     ///
     /// Returns every bucket the relay holds afterwards, each valid until
     /// [`LeaseRequest::expires_at`]: what the guarded writes really granted, which may be
-    /// less than the plan when another relay won a race. A bucket must never be granted to
+    /// less than the plan when another relay won a race; and which of them were kept
+    /// above the share because they were [busy](LeaseRequest::busy). A bucket must never be granted to
     /// two relays whose leases are both unexpired by the writers' clocks. The number of
     /// round trips should not grow with the bucket count, so that an acquisition stays well
     /// inside a lease.
     fn acquire_leases(
         &self,
         request: &LeaseRequest<'_>,
-    ) -> impl Future<Output = Result<Vec<i32>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Acquired, StoreError>> + Send;
 
     /// Which of `owned` have pending rows, in one round trip.
     ///

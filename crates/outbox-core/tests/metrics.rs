@@ -281,8 +281,9 @@ async fn bucket_zero_sampling_follows_the_lease() {
         bucket_count: 2,
         lease_duration: Duration::from_secs(30),
         now: Timestamp::now(),
+        busy: &[],
     };
-    assert_eq!(store.acquire_leases(&other).await.unwrap(), vec![0, 1]);
+    assert_eq!(store.acquire_leases(&other).await.unwrap().held, vec![0, 1]);
     let opts = options(name)
         .schema(
             outbox_core::OutboxSchema::builder()

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use outbox_core::{
-    LeaseRequest, OutboxMessage, OutboxStore, PendingMetrics, PublishOutcome, Publisher,
+    Acquired, LeaseRequest, OutboxMessage, OutboxStore, PendingMetrics, PublishOutcome, Publisher,
     RenewOutcome, StoreCapabilities, StoreError,
 };
 
@@ -64,7 +64,7 @@ impl<S: OutboxStore> OutboxStore for Timed<S> {
         self.inner.capabilities()
     }
 
-    async fn acquire_leases(&self, request: &LeaseRequest<'_>) -> Result<Vec<i32>, StoreError> {
+    async fn acquire_leases(&self, request: &LeaseRequest<'_>) -> Result<Acquired, StoreError> {
         self.time("acquire_leases", self.inner.acquire_leases(request))
             .await
     }

@@ -73,10 +73,9 @@ impl<S, P> Driver<S, P> {
                 } => {
                     let backoff_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
                     match bucket {
-                        Some(bucket) => warn!(
-                            bucket,
-                            consecutive_failures, backoff_ms, "lane backing off"
-                        ),
+                        Some(bucket) => {
+                            warn!(bucket, consecutive_failures, backoff_ms, "lane backing off")
+                        }
                         None => warn!(
                             consecutive_failures,
                             backoff_ms, "lease and discovery calls backing off"

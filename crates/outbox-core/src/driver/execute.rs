@@ -19,12 +19,13 @@ struct LeaseIdentity {
 }
 
 impl LeaseIdentity {
-    fn request(&self, now: Timestamp) -> LeaseRequest<'_> {
+    fn request<'a>(&'a self, now: Timestamp, busy: &'a [i32]) -> LeaseRequest<'a> {
         LeaseRequest {
             relay_id: &self.relay_id,
             bucket_count: self.bucket_count,
             lease_duration: self.lease_duration,
             now,
+            busy,
         }
     }
 }
@@ -47,11 +48,11 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
             lease_duration: options.lease_duration(),
         };
         match command {
-            Command::AcquireLeases { now } => {
+            Command::AcquireLeases { now, busy } => {
                 let span = debug_span!(parent: &cycle, "store.acquire_leases", bucket_count);
                 Box::pin(
                     async move {
-                        Outcome::Acquired(store.acquire_leases(&lease.request(now)).await)
+                        Outcome::Acquired(store.acquire_leases(&lease.request(now, &busy)).await)
                     }
                     .instrument(span),
                 )
@@ -78,7 +79,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                             result: store.next_batch(bucket, after, limit).await,
                         }
                     }
-                        .instrument(span),
+                    .instrument(span),
                 )
             }
             Command::Publish { bucket, batch } => {
@@ -91,7 +92,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                             outcome: publisher.publish(&batch).await,
                         }
                     }
-                        .instrument(span),
+                    .instrument(span),
                 )
             }
             Command::DeletePublished {
@@ -116,7 +117,9 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                 let span = debug_span!(parent: &cycle, "store.renew_leases", owned = buckets.len());
                 Box::pin(
                     async move {
-                        Outcome::Renewed(store.renew_leases(&lease.request(now), &buckets).await)
+                        Outcome::Renewed(
+                            store.renew_leases(&lease.request(now, &[]), &buckets).await,
+                        )
                     }
                     .instrument(span),
                 )

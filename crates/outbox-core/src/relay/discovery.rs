@@ -34,7 +34,11 @@ impl Discovery {
     }
 
     pub fn next_at(&self) -> Monotonic {
-        if self.forced { Monotonic::ZERO } else { self.next_at }
+        if self.forced {
+            Monotonic::ZERO
+        } else {
+            self.next_at
+        }
     }
 
     /// A probe that started at `started` was answered.

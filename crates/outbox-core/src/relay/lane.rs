@@ -94,6 +94,9 @@ pub(crate) struct Lane {
     pub stalled: bool,
     /// Fetches since the lane last started from idle, for yielding to waiting lanes.
     pub fetches_this_turn: u32,
+    /// The bucket is above the relay's share and kept only until the lane is quiet: it
+    /// starts nothing new.
+    pub surplus: bool,
 }
 
 impl Lane {
@@ -114,7 +117,16 @@ impl Lane {
             resync: false,
             stalled: false,
             fetches_this_turn: 0,
+            surplus: false,
         }
+    }
+
+    /// A publish or a delete of this lane is in flight or queued: the bucket must not
+    /// change hands now.
+    pub fn is_busy(&self) -> bool {
+        self.publishing.is_some()
+            || !self.to_delete.is_empty()
+            || matches!(self.store_call, Some(StoreCall::Deleting { .. }))
     }
 
     /// A store call or a publish of this lane is in flight.
@@ -134,6 +146,7 @@ impl Lane {
     /// Whether the lane would fetch if it had a slot (and the relay let it act).
     pub fn wants_fetch(&self, now: Monotonic) -> bool {
         self.owned
+            && !self.surplus
             && self.ready
             && !self.stalled
             && self.store_call.is_none()
@@ -173,6 +186,7 @@ impl Lane {
     /// The bucket is ours again (or for the first time): a new term starts from the head.
     pub fn regain_ownership(&mut self) {
         self.owned = true;
+        self.surplus = false;
         self.cursor = None;
         self.resync = true;
     }

@@ -13,7 +13,7 @@ use crate::error::{Misconfiguration, StoreError};
 use crate::message::OutboxMessage;
 use crate::options::RelayOptions;
 use crate::publisher::PublishOutcome;
-use crate::store::{RenewOutcome, StoreCapabilities};
+use crate::store::{Acquired, RenewOutcome, StoreCapabilities};
 use crate::time::{Monotonic, Now, Timestamp};
 
 /// The relay-level call in flight (a renewal is tracked apart: it runs beside the rest).
@@ -22,6 +22,8 @@ enum Control {
     Idle,
     Acquiring {
         started: Now,
+        /// The lanes that may go on acting while it runs: the store keeps them.
+        busy: Vec<i32>,
     },
     Probing {
         started: Monotonic,
@@ -132,7 +134,11 @@ impl RelayMachine {
     /// lease and no acquisition is in flight (an acquisition may be releasing the bucket
     /// in the store at this very moment; the relay starts nothing while it runs).
     pub fn may_act_on(&self, bucket: i32, now: Now) -> bool {
-        !matches!(self.control, Control::Acquiring { .. }) && self.leases.is_valid(bucket, now)
+        let kept = match &self.control {
+            Control::Acquiring { busy, .. } => busy.contains(&bucket),
+            _ => true,
+        };
+        kept && self.leases.is_valid(bucket, now)
     }
 
     /// Until when the owned leases are valid.
@@ -236,16 +242,7 @@ impl RelayMachine {
             }
             return None;
         }
-        // Quiet means nothing in flight and no acknowledged rows waiting to be deleted:
-        // the acquisition may hand a bucket over, and its new owner would publish them
-        // again.
-        if self.life == Life::Running
-            && self.acquisition_due(now)
-            && self
-                .lanes
-                .values()
-                .all(|l| !l.in_flight() && l.to_delete.is_empty())
-        {
+        if self.life == Life::Running && self.acquisition_due(now) {
             return Some(self.start_acquire(now));
         }
         if self.renewal_due(now) {
@@ -262,8 +259,7 @@ impl RelayMachine {
             && (self.life == Life::Running || self.lanes.values().any(Lane::in_flight))
     }
 
-    /// An acquisition is wanted now (and, while one is wanted, lanes start nothing new
-    /// so that it finds them quiet).
+    /// An acquisition is wanted now.
     fn acquisition_due(&self, now: Now) -> bool {
         self.life == Life::Running
             && self.leases.acquire_due(now.mono)
@@ -313,9 +309,6 @@ impl RelayMachine {
 
     /// The first delete any lane may issue.
     fn next_delete(&mut self, now: Now) -> Option<Command> {
-        if matches!(self.control, Control::Acquiring { .. }) {
-            return None;
-        }
         let bucket = self
             .lanes
             .values()
@@ -323,7 +316,7 @@ impl RelayMachine {
                 l.owned
                     && l.store_call.is_none()
                     && !l.to_delete.is_empty()
-                    && self.leases.is_valid(l.bucket, now)
+                    && self.may_act_on(l.bucket, now)
             })?
             .bucket;
         self.issue_delete(bucket)
@@ -346,15 +339,11 @@ impl RelayMachine {
     /// Deletes first (they free the pipeline), then publishes, then fetches on the lanes
     /// that hold a slot, then fetches on new lanes while slots are free.
     fn next_lane_command(&mut self, now: Now) -> Option<Command> {
-        if matches!(self.control, Control::Acquiring { .. }) || !self.leases.owns_any() {
+        if !self.leases.owns_any() {
             return None;
         }
         if let Some(command) = self.next_delete(now) {
             return Some(command);
-        }
-        if self.acquisition_due(now) {
-            // Quiet the lanes so the acquisition can start.
-            return None;
         }
         if let Some(command) = self.next_publish(now) {
             return Some(command);
@@ -368,10 +357,11 @@ impl RelayMachine {
             .values()
             .find(|l| {
                 l.owned
+                    && !l.surplus
                     && l.publishing.is_none()
                     && l.next.is_some()
                     && !l.backing_off(now.mono)
-                    && self.leases.is_valid(l.bucket, now)
+                    && self.may_act_on(l.bucket, now)
             })?
             .bucket;
         if !self.capabilities.lease_renewal && !self.reserve_publish_budget(now, bucket) {
@@ -390,9 +380,10 @@ impl RelayMachine {
     fn next_fetch(&mut self, now: Now) -> Option<Command> {
         let max = self.options.max_concurrent_lanes();
         let mut active = self.active_lanes();
-        let waiting = self.lanes.values().any(|l| {
-            !l.is_active() && l.wants_fetch(now.mono) && self.leases.is_valid(l.bucket, now)
-        });
+        let waiting = self
+            .lanes
+            .values()
+            .any(|l| !l.is_active() && l.wants_fetch(now.mono) && self.may_act_on(l.bucket, now));
         // Lanes that hold a slot keep it for their next batch, unless lanes wait for a
         // slot: then each gives its slot up after one batch (bounded sweeps).
         let continuing = self
@@ -401,7 +392,7 @@ impl RelayMachine {
             .find(|l| {
                 l.is_active()
                     && l.wants_fetch(now.mono)
-                    && self.leases.is_valid(l.bucket, now)
+                    && self.may_act_on(l.bucket, now)
                     && !(waiting && active >= max && l.fetches_this_turn >= 1)
             })
             .map(|l| l.bucket);
@@ -418,9 +409,7 @@ impl RelayMachine {
             .range(start..)
             .chain(self.lanes.range(..start))
             .map(|(_, l)| l)
-            .find(|l| {
-                !l.is_active() && l.wants_fetch(now.mono) && self.leases.is_valid(l.bucket, now)
-            })
+            .find(|l| !l.is_active() && l.wants_fetch(now.mono) && self.may_act_on(l.bucket, now))
             .map(|l| l.bucket)?;
         active += 1;
         let _ = active;
@@ -564,6 +553,14 @@ impl RelayMachine {
             Outcome::Released(result) => self.on_released(result),
         }
         self.remove_finished_lanes();
+        // A surplus lane that went quiet is handed over by the next acquisition, at once.
+        if self
+            .lanes
+            .values()
+            .any(|l| l.owned && l.surplus && !l.is_active())
+        {
+            self.leases.acquire_now(now.mono);
+        }
     }
 
     /// Whether `outcome` answers a command this machine handed out and awaits.
@@ -610,13 +607,16 @@ impl RelayMachine {
     }
 
     /// Result of [`Command::AcquireLeases`].
-    fn on_acquired(&mut self, now: Now, result: Result<Vec<i32>, StoreError>) {
-        let Control::Acquiring { started } = self.control else {
+    fn on_acquired(&mut self, now: Now, result: Result<Acquired, StoreError>) {
+        let Control::Acquiring { started, .. } = self.control else {
             return;
         };
         self.control = Control::Idle;
         match result {
-            Ok(buckets) => {
+            Ok(Acquired {
+                held: buckets,
+                surplus,
+            }) => {
                 let first = !self.joined;
                 if first {
                     self.joined = true;
@@ -624,6 +624,14 @@ impl RelayMachine {
                 }
                 let change = self.leases.on_acquired(started, now.mono, buckets);
                 self.sync_lanes();
+                for lane in self.lanes.values_mut() {
+                    lane.surplus = lane.owned && surplus.contains(&lane.bucket);
+                    if lane.surplus {
+                        // Finish what is out; fetch and publish nothing more here.
+                        lane.next = None;
+                        lane.ready = false;
+                    }
+                }
                 if change.gained {
                     self.discovery.force();
                 }
@@ -901,8 +909,20 @@ impl RelayMachine {
     }
 
     fn start_acquire(&mut self, now: Now) -> Command {
-        self.control = Control::Acquiring { started: now };
-        Command::AcquireLeases { now: now.wall }
+        let busy: Vec<i32> = self
+            .lanes
+            .values()
+            .filter(|l| l.owned && l.is_busy())
+            .map(|l| l.bucket)
+            .collect();
+        self.control = Control::Acquiring {
+            started: now,
+            busy: busy.clone(),
+        };
+        Command::AcquireLeases {
+            now: now.wall,
+            busy,
+        }
     }
 
     fn start_renewal(&mut self, now: Now) -> Command {

@@ -21,12 +21,15 @@
 //! once; when more lanes are ready than slots, a lane gives its slot up after each batch
 //! so that every ready bucket is served in turn.
 //!
-//! Lease work runs at relay level, beside the lanes: renewals while lanes publish, and an
-//! acquisition (which may hand buckets to other relays) only once the lanes are quiet,
-//! so no publish or delete of a bucket is in flight while it may change hands. With a
-//! store that renews, the next acquisition is due one renew interval after the previous
-//! one *finished*, so even an acquisition slower than the renew interval leaves the lanes
-//! that interval to publish in.
+//! Lease work runs at relay level, beside the lanes. An acquisition (which rebalances, and
+//! so may hand buckets to other relays) names the buckets with a publish or delete in
+//! flight as busy; the store keeps those even above the relay's share and reports them as
+//! surplus. While the acquisition runs only the busy lanes act; afterwards a surplus lane
+//! starts nothing new, finishes what it has, and the next acquisition (due as soon as it
+//! is quiet) hands it over. So no bucket changes hands while this relay may still publish
+//! or delete in it, and no lease call, however slow, stops the busy lanes. With a store
+//! that renews, the next acquisition is due one renew interval after the previous one
+//! *finished*.
 //!
 //! Concurrency rules the machine enforces: one relay-level call (acquisition, probe or
 //! release) at a time, a renewal beside it or beside the lanes, and per lane at most one
@@ -47,7 +50,7 @@ pub use machine::RelayMachine;
 use crate::error::{Misconfiguration, PublishError, StoreError};
 use crate::message::OutboxMessage;
 use crate::publisher::PublishOutcome;
-use crate::store::RenewOutcome;
+use crate::store::{Acquired, RenewOutcome};
 use crate::time::{Monotonic, Timestamp};
 
 /// Work the caller must carry out and report back as an [`Outcome`].
@@ -58,6 +61,8 @@ pub enum Command {
     AcquireLeases {
         /// The instant to pass as [`LeaseRequest::now`](crate::LeaseRequest::now).
         now: Timestamp,
+        /// The buckets to pass as [`LeaseRequest::busy`](crate::LeaseRequest::busy).
+        busy: Vec<i32>,
     },
     /// Call [`OutboxStore::buckets_with_pending`](crate::OutboxStore::buckets_with_pending);
     /// report with [`Outcome::Probed`].
@@ -114,7 +119,7 @@ pub enum Command {
 #[derive(Debug)]
 pub enum Outcome {
     /// [`Command::AcquireLeases`]: the buckets now owned.
-    Acquired(Result<Vec<i32>, StoreError>),
+    Acquired(Result<Acquired, StoreError>),
     /// [`Command::ProbePending`]: the probed buckets that hold pending rows.
     Probed(Result<Vec<i32>, StoreError>),
     /// [`Command::FetchBatch`]: the rows, oldest first.

@@ -43,6 +43,7 @@ fn request(relay_id: &str, now: Timestamp) -> LeaseRequest<'_> {
         bucket_count: BUCKETS,
         lease_duration: LEASE,
         now,
+        busy: &[],
     }
 }
 
@@ -63,10 +64,57 @@ pub fn row(bucket: i32, created_ms: u64) -> OutboxMessage {
 }
 
 async fn acquire<S: OutboxStore>(store: &S, relay: &str, now: Timestamp) -> Vec<i32> {
-    match store.acquire_leases(&request(relay, now)).await {
-        Ok(buckets) => buckets,
+    acquire_busy(store, relay, now, &[]).await.held
+}
+
+async fn acquire_busy<S: OutboxStore>(
+    store: &S,
+    relay: &str,
+    now: Timestamp,
+    busy: &[i32],
+) -> crate::store::Acquired {
+    let request = LeaseRequest {
+        busy,
+        ..request(relay, now)
+    };
+    match store.acquire_leases(&request).await {
+        Ok(acquired) => acquired,
         Err(e) => panic!("store contract: acquire_leases for {relay} failed: {e}"),
     }
+}
+
+/// A busy bucket above the share stays with its relay (reported as surplus) until an
+/// acquisition no longer names it busy; only then can another relay take it.
+pub async fn busy_buckets_are_kept_above_the_share(fx: &impl StoreFixture) {
+    let (a, b) = (fx.store().await, fx.store().await);
+    let all: Vec<i32> = (0..8).collect();
+    assert_eq!(acquire(&a, "relay-a", at(0)).await, all);
+    // relay-b joins: a's share drops to 4, buckets 4..8 are above it.
+    assert_eq!(acquire(&b, "relay-b", at(1)).await, Vec::<i32>::new());
+    let kept = acquire_busy(&a, "relay-a", at(2), &[6]).await;
+    assert_eq!(
+        kept.held,
+        vec![0, 1, 2, 3, 6],
+        "store contract: a busy bucket above the share is kept, the others released"
+    );
+    assert_eq!(
+        kept.surplus,
+        vec![6],
+        "store contract: the kept bucket is surplus"
+    );
+    assert_eq!(
+        acquire(&b, "relay-b", at(3)).await,
+        vec![4, 5, 7],
+        "store contract: the busy bucket is not granted to another relay"
+    );
+    let quiet = acquire_busy(&a, "relay-a", at(4), &[]).await;
+    assert_eq!(quiet.held, vec![0, 1, 2, 3]);
+    assert!(quiet.surplus.is_empty());
+    assert_eq!(
+        acquire(&b, "relay-b", at(5)).await,
+        vec![4, 5, 6, 7],
+        "store contract: released once it is no longer busy"
+    );
 }
 
 async fn release<S: OutboxStore>(store: &S, relay: &str) {
@@ -99,6 +147,7 @@ where
     lease_is_live_until_its_expiry(&make().await).await;
     expired_lease_is_taken_over(&make().await).await;
     fair_share_converges_as_relays_join_and_leave(&make().await).await;
+    busy_buckets_are_kept_above_the_share(&make().await).await;
     pending_probe_reports_owned_buckets_with_rows(&make().await).await;
     out_of_range_bucket_is_fatal(&make().await).await;
     next_batch_is_oldest_first_and_bounded(&make().await).await;

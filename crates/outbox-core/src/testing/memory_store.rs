@@ -4,7 +4,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::error::{Misconfiguration, StoreError};
 use crate::lease_plan::{LeaseRow, LeaseSnapshot, plan_acquisition};
 use crate::message::OutboxMessage;
-use crate::store::{LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities};
+use crate::store::{
+    Acquired, LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities,
+};
 use crate::time::Timestamp;
 
 /// Which store call a fault hook is asked about.
@@ -228,7 +230,7 @@ impl OutboxStore for MemoryStore {
         self.capabilities
     }
 
-    async fn acquire_leases(&self, request: &LeaseRequest<'_>) -> Result<Vec<i32>, StoreError> {
+    async fn acquire_leases(&self, request: &LeaseRequest<'_>) -> Result<Acquired, StoreError> {
         let mut state = self.fault(StoreOp::AcquireLeases)?;
         // Heartbeat, snapshot, plan and writes all under one lock: the acquisition is
         // atomic here, which a database only approximates with its guarded writes.
@@ -240,8 +242,16 @@ impl OutboxStore for MemoryStore {
             request.now,
             request.lease_duration,
             request.bucket_count,
-        );
-        Ok(state.tables.apply(me, &plan))
+        )
+        .keeping_busy(request.busy);
+        let held = state.tables.apply(me, &plan);
+        let surplus = plan
+            .surplus
+            .iter()
+            .copied()
+            .filter(|b| held.contains(b))
+            .collect();
+        Ok(Acquired { held, surplus })
     }
 
     async fn buckets_with_pending(

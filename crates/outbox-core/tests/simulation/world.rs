@@ -261,8 +261,8 @@ struct World {
     poison_bucket: Option<i32>,
     poison_row: Option<(Uuid, i64)>,
     poison_committed: bool,
-    /// Rows of the poisoned bucket committed after the poisoned row: every read sees the
-    /// poisoned row before them, so none may ever be published.
+    /// Rows of the poisoned bucket above the poisoned row that committed after it: every
+    /// read sees the poisoned row before them, so none may ever be published.
     behind_poison: HashSet<Uuid>,
     /// A guarantee broken inside a broker append, reported by the final checks.
     violation: Option<String>,
@@ -586,8 +586,10 @@ impl World {
                 .filter(|c| matches!(c, Command::Publish { .. }))
                 .count() as u64;
             let in_flight = m.publishing_buckets().len() as u64;
-            self.stats.max_in_flight_publishes =
-                self.stats.max_in_flight_publishes.max(in_flight.max(publishes));
+            self.stats.max_in_flight_publishes = self
+                .stats
+                .max_in_flight_publishes
+                .max(in_flight.max(publishes));
             if m.active_lanes() > self.sc.max_lanes {
                 return Err(format!(
                     "relay {relay} has {} lanes busy, above its limit of {}",
@@ -774,12 +776,13 @@ impl World {
         let lease_duration = Duration::from_millis(LEASE_MS);
         let unavailable = || StoreError::unavailable("injected store fault");
         let result = match command {
-            Command::AcquireLeases { now } => {
+            Command::AcquireLeases { now, busy } => {
                 let request = LeaseRequest {
                     relay_id: &relay_id,
                     bucket_count,
                     lease_duration,
                     now,
+                    busy: &busy,
                 };
                 if is_store && fail_before {
                     Outcome::Acquired(Err(unavailable()))
@@ -836,6 +839,7 @@ impl World {
                     bucket_count,
                     lease_duration,
                     now,
+                    busy: &[],
                 };
                 Outcome::Renewed(if fail_before {
                     Err(unavailable())
@@ -992,8 +996,7 @@ impl World {
         let bucket = message.bucket;
         let mut tx = self.store.begin();
         let id = tx.insert(message);
-        if self.poison_bucket == Some(bucket) && self.poison_row.is_none() && self.rng.chance(0.2)
-        {
+        if self.poison_bucket == Some(bucket) && self.poison_row.is_none() && self.rng.chance(0.2) {
             self.poison_row = Some((message_id, id));
         }
         self.key_busy.insert(key);
@@ -1019,7 +1022,10 @@ impl World {
         };
         let bucket = self.store_bucket(open.message_id);
         open.tx.commit();
-        if self.poison_committed && Some(bucket) == self.poison_bucket {
+        if self.poison_committed
+            && Some(bucket) == self.poison_bucket
+            && self.poison_row.is_some_and(|(_, poison)| open.id > poison)
+        {
             self.behind_poison.insert(open.message_id);
         }
         if self.poison_row.is_some_and(|(m, _)| m == open.message_id) {
@@ -1173,9 +1179,10 @@ impl World {
             ));
         }
         let delivered: HashSet<Uuid> = self.topic.iter().map(|r| r.message_id).collect();
-        if let Some((missing, _, id)) = self.committed.iter().find(|(m, _, id)| {
-            !delivered.contains(m) && !self.blocked(self.store_bucket(*m), *id)
-        })
+        if let Some((missing, _, id)) = self
+            .committed
+            .iter()
+            .find(|(m, _, id)| !delivered.contains(m) && !self.blocked(self.store_bucket(*m), *id))
         {
             return Err(format!(
                 "committed row {id} ({missing}) never reached the topic: lost"

@@ -32,8 +32,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use outbox_core::options::MAX_RELAY_ID_LEN;
 use outbox_core::{
-    LeasePlan, LeaseRequest, LeaseRow, LeaseSnapshot, Misconfiguration, RenewOutcome, StoreError,
-    Timestamp, plan_acquisition,
+    Acquired, LeasePlan, LeaseRequest, LeaseRow, LeaseSnapshot, Misconfiguration, RenewOutcome,
+    StoreError, Timestamp, plan_acquisition,
 };
 use sea_orm::{ConnectionTrait, DatabaseConnection, Value};
 use sea_query::{Cond, Expr, ExprTrait, Keyword, OnConflict, Query};
@@ -46,7 +46,7 @@ pub(crate) async fn acquire(
     db: &DatabaseConnection,
     tables: &OutboxTables,
     request: &LeaseRequest<'_>,
-) -> Result<Vec<i32>, StoreError> {
+) -> Result<Acquired, StoreError> {
     let me = request.relay_id;
     check_relay_id(me)?;
     let bucket_count = bucket_count_i32(request.bucket_count)?;
@@ -61,8 +61,16 @@ pub(crate) async fn acquire(
         request.now,
         request.lease_duration,
         request.bucket_count,
-    );
-    execute(db, tables, me, bucket_count, &plan).await
+    )
+    .keeping_busy(request.busy);
+    let held = execute(db, tables, me, bucket_count, &plan).await?;
+    let surplus = plan
+        .surplus
+        .iter()
+        .copied()
+        .filter(|b| held.contains(b))
+        .collect();
+    Ok(Acquired { held, surplus })
 }
 
 /// Writes `plan`, each step one guarded statement; returns the buckets held afterwards.

@@ -14,8 +14,8 @@ mod metrics;
 use std::sync::Arc;
 
 use outbox_core::{
-    LeaseRequest, Misconfiguration, OutboxMessage, OutboxSchema, OutboxStore, PendingMetrics,
-    RenewOutcome, StoreCapabilities, StoreError,
+    Acquired, LeaseRequest, Misconfiguration, OutboxMessage, OutboxSchema, OutboxStore,
+    PendingMetrics, RenewOutcome, StoreCapabilities, StoreError,
 };
 use sea_orm::{DatabaseConnection, DbErr};
 use tracing::{Instrument, debug_span};
@@ -158,7 +158,7 @@ impl OutboxStore for SeaOrmStore {
         }
     }
 
-    async fn acquire_leases(&self, request: &LeaseRequest<'_>) -> Result<Vec<i32>, StoreError> {
+    async fn acquire_leases(&self, request: &LeaseRequest<'_>) -> Result<Acquired, StoreError> {
         let i = &self.inner;
         let span = debug_span!(
             "outbox_store.acquire_leases",

@@ -155,6 +155,7 @@ async fn oversized_relay_id_is_fatal(tdb: Arc<TestDb>) {
             bucket_count: 8,
             lease_duration: std::time::Duration::from_secs(30),
             now: Timestamp::now(),
+            busy: &[],
         })
         .await
         .unwrap_err();
@@ -174,6 +175,7 @@ async fn bucket_count_disagreeing_with_the_store_is_fatal(tdb: Arc<TestDb>) {
             bucket_count: 4,
             lease_duration: std::time::Duration::from_secs(30),
             now: Timestamp::now(),
+            busy: &[],
         })
         .await
         .unwrap_err();

@@ -28,9 +28,11 @@ async fn acquire(store: &SeaOrmStore, relay: &str, now: Timestamp) -> Vec<i32> {
             bucket_count: BUCKETS,
             lease_duration: LEASE,
             now,
+            busy: &[],
         })
         .await
         .unwrap_or_else(|e| panic!("acquire for {relay}: {e}"))
+        .held
 }
 
 /// The lease table: bucket -> (owner, expiry).
@@ -232,8 +234,10 @@ async fn concurrent_claims_never_overlap(tdb: Arc<TestDb>) {
                         bucket_count: BUCKETS,
                         lease_duration: LEASE,
                         now,
+                        busy: &[],
                     })
-                    .await;
+                    .await
+                    .map(|a| a.held);
                 (id, held)
             }));
         }
@@ -273,6 +277,7 @@ async fn relay_ids_are_case_sensitive(tdb: Arc<TestDb>) {
                 bucket_count: BUCKETS,
                 lease_duration: LEASE,
                 now: at(2_000),
+                busy: &[],
             },
             &[0, 1],
         )

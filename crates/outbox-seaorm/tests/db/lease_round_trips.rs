@@ -54,8 +54,9 @@ async fn statements_per_step(tdb: &TestDb, bucket_count: u32) -> Vec<(&'static s
             bucket_count,
             lease_duration: LEASE,
             now: at(second),
+            busy: &[],
         };
-        held.push(store.acquire_leases(&request).await.unwrap().len());
+        held.push(store.acquire_leases(&request).await.unwrap().held.len());
         out.push((name, count.load(Ordering::SeqCst) - before));
     }
     let all = usize::try_from(bucket_count).unwrap();

@@ -122,9 +122,11 @@ async fn migrator_and_entities(tdb: Arc<TestDb>) {
             bucket_count: 8,
             lease_duration: std::time::Duration::from_secs(30),
             now: Timestamp::now(),
+            busy: &[],
         })
         .await
-        .unwrap();
+        .unwrap()
+        .held;
     assert_eq!(held.len(), 8);
     let leases = lease::Entity::find().all(&conn).await.unwrap();
     assert_eq!(leases.len(), 8);

@@ -38,6 +38,7 @@ fn lease_request() -> LeaseRequest<'static> {
         bucket_count: 8,
         lease_duration: Duration::from_secs(30),
         now: Timestamp::from_millis(1_000),
+        busy: &[],
     }
 }
 
