@@ -81,6 +81,7 @@
 #![warn(missing_docs)]
 
 mod cluster;
+mod coalesce;
 mod compression;
 mod config;
 mod error;
@@ -91,6 +92,7 @@ mod send;
 mod session;
 mod wire;
 
+pub use coalesce::{PRODUCE_BATCHES_METRIC, PRODUCE_REQUESTS_METRIC};
 pub use compression::Compression;
 pub use config::{
     ConfigError, DEFAULT_CLIENT_ID, DEFAULT_DELIVERY_TIMEOUT, DEFAULT_MAX_REQUEST_SIZE,
