@@ -70,7 +70,7 @@ impl KafkaPublisher {
 
     /// A publisher whose connections gather produce requests within `limit` (tests
     /// compare against one request per partition batch through this).
-    fn with_request_limit(config: KafkaPublisherConfig, limit: RequestLimit) -> Self {
+    pub(crate) fn with_request_limit(config: KafkaPublisherConfig, limit: RequestLimit) -> Self {
         let produce_counters = Arc::new(ProduceCounters::default());
         let options = ConnectOptions {
             client_id: Arc::from(config.client_id.as_str()),
