@@ -33,6 +33,20 @@
 //! timeout, the batch is reported unacknowledged and the next send uses a new producer
 //! id.
 //!
+//! Publish calls may run concurrently (the relay's lanes do) and share the publisher's
+//! connections, producer id and per-partition sequences; two calls writing the same
+//! partition take turns. Batches travel **together**: each broker connection has one
+//! produce request out at a time, and the partition batches that become ready while it
+//! is out, from the same call or from other calls, leave together in the next request,
+//! at most one batch per partition and within `max_request_size`. Nothing is held back
+//! to wait for company: on an idle connection a batch leaves at once. Sharing a request
+//! changes none of the rules above. Each partition's batch is judged by its own entry
+//! in the answer, and a request that fails as a whole (connection lost, no answer in
+//! time) counts as a lost connection for every partition it carried, so each of them is
+//! resent under a new producer id. How much was shared shows in the counters
+//! [`PRODUCE_REQUESTS_METRIC`] and [`PRODUCE_BATCHES_METRIC`]
+//! ([`KafkaPublisher::produce_requests`], [`KafkaPublisher::produce_batches`]).
+//!
 //! What it cannot promise: **duplicates** remain possible (a batch of unknown fate
 //! resent under a new producer id, rows of other partitions appended before an earlier
 //! row failed, rows a relay publishes again after losing its lease), so consumers
@@ -81,6 +95,7 @@
 #![warn(missing_docs)]
 
 mod cluster;
+mod coalesce;
 mod compression;
 mod config;
 mod error;
@@ -91,6 +106,7 @@ mod send;
 mod session;
 mod wire;
 
+pub use coalesce::{PRODUCE_BATCHES_METRIC, PRODUCE_REQUESTS_METRIC};
 pub use compression::Compression;
 pub use config::{
     ConfigError, DEFAULT_CLIENT_ID, DEFAULT_DELIVERY_TIMEOUT, DEFAULT_MAX_REQUEST_SIZE,

@@ -16,6 +16,7 @@ use outbox_core::validate::validate_topic;
 use outbox_core::{Headers, OutboxMessage};
 use rand::Rng;
 
+use crate::coalesce::REQUEST_OVERHEAD;
 use crate::error::KafkaPublishError;
 use crate::record_batch::{BATCH_OVERHEAD, RecordRef};
 
@@ -101,10 +102,6 @@ pub(crate) struct Limits<'a> {
     pub client_id_len: usize,
     pub message_id_header: &'a str,
 }
-
-/// Bytes of a produce request besides its one record batch and topic name: size,
-/// header (with the client id) and body fields, rounded up.
-const REQUEST_OVERHEAD: usize = 64;
 
 /// Plans `batch`. `partitions` gives a topic's partition count or the metadata error
 /// that stops the plan at the first row of that topic.

@@ -11,6 +11,9 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, error, info_span};
 
 use crate::cluster::{Cluster, topic_error};
+use crate::coalesce::{
+    MAX_IN_FLIGHT_PER_CONNECTION, ProduceCounters, ProduceSettings, RequestLimit,
+};
 use crate::config::{KafkaPublisherBuilder, KafkaPublisherConfig};
 use crate::error::{KafkaPublishError, code};
 use crate::plan::{Decoded, Limits, plan};
@@ -42,6 +45,7 @@ struct Inner {
     sender: PartitionSender,
     permanent_seen: Mutex<HashSet<Uuid>>,
     permanent_count: AtomicU64,
+    produce_counters: Arc<ProduceCounters>,
 }
 
 impl KafkaPublisher {
@@ -55,12 +59,29 @@ impl KafkaPublisher {
     }
 
     pub(crate) fn from_config(config: KafkaPublisherConfig) -> Self {
+        let limit = RequestLimit {
+            max_request_size: config.max_request_size,
+            client_id_len: config.client_id.len(),
+            max_batches: usize::MAX,
+            max_in_flight: MAX_IN_FLIGHT_PER_CONNECTION,
+        };
+        Self::with_request_limit(config, limit)
+    }
+
+    /// A publisher whose connections gather produce requests within `limit` (tests
+    /// compare against one request per partition batch through this).
+    pub(crate) fn with_request_limit(config: KafkaPublisherConfig, limit: RequestLimit) -> Self {
+        let produce_counters = Arc::new(ProduceCounters::default());
         let options = ConnectOptions {
             client_id: Arc::from(config.client_id.as_str()),
             tls: config.tls.clone(),
             sasl: config.sasl.as_ref().map(crate::config::Sasl::to_rskafka),
             max_response_size: MAX_RESPONSE_SIZE,
             timeout: config.request_timeout,
+            produce: ProduceSettings {
+                limit,
+                counters: Arc::clone(&produce_counters),
+            },
         };
         let sender = PartitionSender {
             cluster: Cluster::new(
@@ -81,6 +102,7 @@ impl KafkaPublisher {
                 sender,
                 permanent_seen: Mutex::new(HashSet::new()),
                 permanent_count: AtomicU64::new(0),
+                produce_counters,
             }),
         }
     }
@@ -106,6 +128,21 @@ impl KafkaPublisher {
     /// Rows that failed permanently so far, each counted once.
     pub fn permanent_failures(&self) -> u64 {
         self.inner.permanent_count.load(Ordering::Relaxed)
+    }
+
+    /// Produce requests this publisher (and its clones) sent so far, each counted once
+    /// however many partitions it carried; also exported as
+    /// [`PRODUCE_REQUESTS_METRIC`](crate::PRODUCE_REQUESTS_METRIC). Compared with
+    /// [`KafkaPublisher::produce_batches`] it shows how much concurrent publish calls
+    /// shared requests.
+    pub fn produce_requests(&self) -> u64 {
+        self.inner.produce_counters.requests()
+    }
+
+    /// Partition record batches carried by those requests (a resent batch counts each
+    /// time); also exported as [`PRODUCE_BATCHES_METRIC`](crate::PRODUCE_BATCHES_METRIC).
+    pub fn produce_batches(&self) -> u64 {
+        self.inner.produce_counters.batches()
     }
 
     /// Partition counts for the topics of `batch`, from the cache or one metadata

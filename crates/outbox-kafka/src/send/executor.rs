@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use super::PartitionSender;
 use super::machine::{GroupOutcome, PartitionSendMachine, SendCommand};
 use crate::cluster::connection_error;
+use crate::coalesce;
 use crate::error::KafkaPublishError;
 use crate::plan::Group;
 use crate::record_batch::{ProducerStamp, encode_batch};
@@ -61,7 +62,7 @@ struct Run<'s, 'g, 'q> {
     in_flight: Option<InFlight<'s>>,
     connection: Option<Arc<Connection>>,
     /// The last encoded batch and the chunk and stamp it was encoded for.
-    batch: Option<(usize, ProducerStamp, Vec<u8>)>,
+    batch: Option<(usize, ProducerStamp, Arc<[u8]>)>,
 }
 
 impl Run<'_, '_, '_> {
@@ -98,7 +99,7 @@ impl Run<'_, '_, '_> {
                     // the request's fate is unknown until it is answered.
                     let produced = match (&self.connection, &self.batch) {
                         (Some(conn), Some((c, s, bytes))) if (*c, *s) == (chunk, stamp) => {
-                            Some(conn.produce(topic, partition, bytes).await)
+                            Some(coalesce::produce(conn, topic, partition, Arc::clone(bytes)).await)
                         }
                         _ => None,
                     };
@@ -150,7 +151,7 @@ impl Run<'_, '_, '_> {
         };
         let bytes = encode_batch(records, stamp, self.sender.compression)
             .map_err(|e| KafkaPublishError::Encode(e.to_string()))?;
-        self.batch = Some((chunk, stamp, bytes));
+        self.batch = Some((chunk, stamp, Arc::from(bytes)));
         Ok(())
     }
 

@@ -26,8 +26,10 @@ use rskafka::protocol::primitives::{Int16, String_};
 use tokio::io::BufStream;
 
 use self::init_producer_id::InitProducerIdRequest;
+pub(crate) use self::produce::PartitionBatch;
 use self::produce::ProduceBatchRequest;
 use self::stream::Stream;
+use crate::coalesce::{ProduceQueue, ProduceSettings};
 
 /// How to open a broker connection.
 #[derive(Debug, Clone)]
@@ -39,6 +41,8 @@ pub(crate) struct ConnectOptions {
     pub max_response_size: usize,
     /// Bound on connecting (TCP, TLS, version sync and SASL together) and on each request.
     pub timeout: Duration,
+    /// How produce requests are gathered on each connection.
+    pub produce: ProduceSettings,
 }
 
 /// A failure below the Kafka error-code level.
@@ -69,6 +73,36 @@ pub(crate) enum WireError {
 }
 
 impl WireError {
+    /// The same failure again, for each partition of a request that failed as a whole.
+    pub(crate) fn duplicate(&self) -> WireError {
+        match self {
+            WireError::Connect { addr, source } => WireError::Connect {
+                addr: addr.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            WireError::Handshake { addr, message } => WireError::Handshake {
+                addr: addr.clone(),
+                message: message.clone(),
+            },
+            WireError::Sasl { addr, message } => WireError::Sasl {
+                addr: addr.clone(),
+                message: message.clone(),
+            },
+            WireError::Unsupported { addr, api } => WireError::Unsupported {
+                addr: addr.clone(),
+                api,
+            },
+            WireError::Transport { addr, message } => WireError::Transport {
+                addr: addr.clone(),
+                message: message.clone(),
+            },
+            WireError::Timeout { addr, timeout } => WireError::Timeout {
+                addr: addr.clone(),
+                timeout: *timeout,
+            },
+        }
+    }
+
     /// Whether an operator has to fix something (credentials, broker version) before
     /// retrying can help.
     pub(crate) fn is_permanent(&self) -> bool {
@@ -138,13 +172,15 @@ pub(crate) fn error_name(code: i16) -> String {
 
 /// One connection to one broker, negotiated and authenticated. Requests on it are
 /// pipelined; once a request fails at the transport level or times out, the
-/// connection is marked broken and must be replaced.
+/// connection is marked broken and must be replaced. Produce requests go through its
+/// [`ProduceQueue`], which gathers concurrent partitions' batches into shared requests.
 #[derive(Debug)]
 pub(crate) struct Connection {
     addr: String,
     messenger: Messenger<BufStream<Stream>>,
     timeout: Duration,
     broken: AtomicBool,
+    produce_queue: ProduceQueue,
 }
 
 impl Connection {
@@ -197,12 +233,26 @@ impl Connection {
             messenger,
             timeout: options.timeout,
             broken: AtomicBool::new(false),
+            produce_queue: ProduceQueue::new(&options.produce),
         })
     }
 
     /// The address this connection was opened to.
     pub(crate) fn addr(&self) -> &str {
         &self.addr
+    }
+
+    /// The produce coalescer of this connection.
+    pub(crate) fn produce_queue(&self) -> &ProduceQueue {
+        &self.produce_queue
+    }
+
+    /// A transport failure on this connection that did not come from the stream.
+    pub(crate) fn transport_error(&self, message: &str) -> WireError {
+        WireError::Transport {
+            addr: self.addr.clone(),
+            message: message.to_owned(),
+        }
     }
 
     /// Whether a request failed at the transport level or timed out: the stream may be
@@ -311,18 +361,16 @@ impl Connection {
         })
     }
 
-    /// Sends one record batch to one partition with acks=all and returns the broker's
-    /// answer for that partition.
+    /// Sends record batches of distinct partitions in one request with acks=all and
+    /// returns the broker's answer for each, in the order given. The outer error is a
+    /// failure of the whole request; a partition missing from the answer gets a
+    /// transport error of its own (and the connection is no longer trusted).
     pub(crate) async fn produce(
         &self,
-        topic: &str,
-        partition: i32,
-        batch: &[u8],
-    ) -> Result<ProduceAnswer, WireError> {
+        batches: &[PartitionBatch<'_>],
+    ) -> Result<Vec<Result<ProduceAnswer, WireError>>, WireError> {
         let request = ProduceBatchRequest {
-            topic,
-            partition,
-            batch,
+            batches,
             timeout_ms: i32::try_from(self.timeout.as_millis()).unwrap_or(i32::MAX),
         };
         let response = self
@@ -333,24 +381,29 @@ impl Connection {
                     .map_err(|e| self.request_failed("Produce", e))
             })
             .await?;
-        response
-            .responses
+        Ok(batches
             .iter()
-            .filter(|t| t.name.0 == topic)
-            .flat_map(|t| &t.partition_responses)
-            .find(|p| p.index.0 == partition)
-            .map(|p| ProduceAnswer {
-                error_code: Int16::from(p.error).0,
-                base_offset: p.base_offset.0,
+            .map(|b| {
+                response
+                    .responses
+                    .iter()
+                    .filter(|t| t.name.0 == b.topic)
+                    .flat_map(|t| &t.partition_responses)
+                    .find(|p| p.index.0 == b.partition)
+                    .map(|p| ProduceAnswer {
+                        error_code: Int16::from(p.error).0,
+                        base_offset: p.base_offset.0,
+                    })
+                    .ok_or_else(|| {
+                        // An answer without this partition: treat like a lost answer.
+                        self.broken.store(true, Ordering::Relaxed);
+                        WireError::Transport {
+                            addr: self.addr.clone(),
+                            message: format!("produce answer without {}/{}", b.topic, b.partition),
+                        }
+                    })
             })
-            .ok_or_else(|| {
-                // An answer without our partition: treat like a lost answer.
-                self.broken.store(true, Ordering::Relaxed);
-                WireError::Transport {
-                    addr: self.addr.clone(),
-                    message: format!("produce answer without {topic}/{partition}"),
-                }
-            })
+            .collect())
     }
 }
 

@@ -1,4 +1,5 @@
-//! Produce (API key 0) carrying one pre-encoded record batch for one partition.
+//! Produce (API key 0) carrying pre-encoded record batches for one or more partitions
+//! (at most one batch per partition; the coalescer guarantees that).
 //!
 //! rskafka's `ProduceRequest` takes its own `RecordBatch` type, which cannot carry null
 //! header values; this request sends the bytes of [`crate::record_batch`] as they are
@@ -19,13 +20,34 @@ use rskafka::protocol::traits::{WriteError, WriteType};
 const ACKS_ALL: i16 = -1;
 
 /// One record batch for one partition.
-#[derive(Debug)]
-pub(crate) struct ProduceBatchRequest<'a> {
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PartitionBatch<'a> {
     pub topic: &'a str,
     pub partition: i32,
     pub batch: &'a [u8],
+}
+
+/// A produce request: record batches of several partitions, written grouped by topic
+/// (topics in order of their first batch, partitions in the given order).
+#[derive(Debug)]
+pub(crate) struct ProduceBatchRequest<'a> {
+    pub batches: &'a [PartitionBatch<'a>],
     /// How long the broker may wait for the in-sync replicas.
     pub timeout_ms: i32,
+}
+
+impl ProduceBatchRequest<'_> {
+    /// The batches grouped by topic.
+    fn by_topic(&self) -> Vec<(&str, Vec<&PartitionBatch<'_>>)> {
+        let mut topics: Vec<(&str, Vec<&PartitionBatch<'_>>)> = Vec::new();
+        for b in self.batches {
+            match topics.iter_mut().find(|(t, _)| *t == b.topic) {
+                Some((_, list)) => list.push(b),
+                None => topics.push((b.topic, vec![b])),
+            }
+        }
+        topics
+    }
 }
 
 impl RequestBody for ProduceBatchRequest<'_> {
@@ -47,14 +69,19 @@ impl<W: Write> WriteVersionedType<W> for ProduceBatchRequest<'_> {
         NullableString(None).write(writer)?; // transactional id: none
         Int16(ACKS_ALL).write(writer)?;
         Int32(self.timeout_ms).write(writer)?;
-        Int32(1).write(writer)?; // one topic
-        let name = self.topic.as_bytes();
-        Int16(i16::try_from(name.len()).map_err(WriteError::from)?).write(writer)?;
-        writer.write_all(name).map_err(WriteError::from)?;
-        Int32(1).write(writer)?; // one partition
-        Int32(self.partition).write(writer)?;
-        Int32(i32::try_from(self.batch.len()).map_err(WriteError::from)?).write(writer)?;
-        writer.write_all(self.batch).map_err(WriteError::from)?;
+        let topics = self.by_topic();
+        Int32(i32::try_from(topics.len()).map_err(WriteError::from)?).write(writer)?;
+        for (topic, batches) in topics {
+            let name = topic.as_bytes();
+            Int16(i16::try_from(name.len()).map_err(WriteError::from)?).write(writer)?;
+            writer.write_all(name).map_err(WriteError::from)?;
+            Int32(i32::try_from(batches.len()).map_err(WriteError::from)?).write(writer)?;
+            for b in batches {
+                Int32(b.partition).write(writer)?;
+                Int32(i32::try_from(b.batch.len()).map_err(WriteError::from)?).write(writer)?;
+                writer.write_all(b.batch).map_err(WriteError::from)?;
+            }
+        }
         Ok(())
     }
 }
@@ -67,9 +94,11 @@ mod tests {
     fn layout() {
         let mut out = Vec::new();
         ProduceBatchRequest {
-            topic: "t",
-            partition: 2,
-            batch: &[9, 9],
+            batches: &[PartitionBatch {
+                topic: "t",
+                partition: 2,
+                batch: &[9, 9],
+            }],
             timeout_ms: 1000,
         }
         .write_versioned(&mut out, ApiVersion(Int16(7)))
@@ -84,6 +113,47 @@ mod tests {
             &2i32.to_be_bytes(),
             &2i32.to_be_bytes(),
             &[9, 9],
+        ]
+        .concat();
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn several_partitions_are_grouped_by_topic() {
+        let mut out = Vec::new();
+        let batch = |topic, partition, batch| PartitionBatch {
+            topic,
+            partition,
+            batch,
+        };
+        ProduceBatchRequest {
+            batches: &[
+                batch("a", 0, &[1]),
+                batch("b", 5, &[2, 2]),
+                batch("a", 3, &[3]),
+            ],
+            timeout_ms: 7,
+        }
+        .write_versioned(&mut out, ApiVersion(Int16(7)))
+        .unwrap();
+        let expected: Vec<u8> = [
+            &[0xff, 0xff][..],
+            &[0xff, 0xff],
+            &7i32.to_be_bytes(),
+            &2i32.to_be_bytes(), // two topics
+            &[0, 1, b'a'],
+            &2i32.to_be_bytes(), // a: partitions 0 and 3
+            &0i32.to_be_bytes(),
+            &1i32.to_be_bytes(),
+            &[1],
+            &3i32.to_be_bytes(),
+            &1i32.to_be_bytes(),
+            &[3],
+            &[0, 1, b'b'],
+            &1i32.to_be_bytes(), // b: partition 5
+            &5i32.to_be_bytes(),
+            &2i32.to_be_bytes(),
+            &[2, 2],
         ]
         .concat();
         assert_eq!(out, expected);

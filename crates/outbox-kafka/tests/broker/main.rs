@@ -7,6 +7,7 @@
 
 mod support;
 
+mod coalescing;
 mod delivery;
 mod faults;
 mod ordering;

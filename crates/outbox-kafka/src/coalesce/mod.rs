@@ -1,0 +1,190 @@
+//! The produce coalescer: one per broker connection, shared by every concurrent publish
+//! call. Partition batches that are ready while a produce request is on its way gather
+//! into the next request, so concurrent lanes writing to different partitions of the
+//! same broker share requests instead of sending one each.
+//!
+//! Which batches join a request is decided by the pure [`policy::Coalescer`]; this
+//! module only sends what it hands out and routes each partition's part of the answer
+//! back to the send machine waiting for it. A request-level failure (connection lost,
+//! timeout) reaches every partition in the request as the same transport error a
+//! single-partition request would have produced; what to do about it stays each
+//! partition's machine's decision.
+//!
+//! A request is sent from its own task, so a publish call that is cancelled does not
+//! cancel a request that carries other calls' batches. A batch whose caller went away
+//! before its request left is dropped unsent.
+
+mod policy;
+
+#[cfg(test)]
+mod measure_tests;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::oneshot;
+use tracing::debug;
+
+use self::policy::{Coalescer, Waiting};
+pub(crate) use self::policy::{REQUEST_OVERHEAD, RequestLimit};
+use crate::wire::{Connection, PartitionBatch, ProduceAnswer, WireError};
+
+/// Produce requests awaiting their answer on one connection at a time. One keeps the
+/// gathering simple and maximal: whatever becomes ready while a request is out goes in
+/// the next one. Metadata and InitProducerId requests are not limited by it.
+pub(crate) const MAX_IN_FLIGHT_PER_CONNECTION: usize = 1;
+
+/// The counter of produce requests sent, exported through the `metrics` facade.
+pub const PRODUCE_REQUESTS_METRIC: &str = "outbox.kafka.produce_requests";
+
+/// The counter of partition batches carried by those requests (a batch resent counts
+/// again), exported through the `metrics` facade.
+pub const PRODUCE_BATCHES_METRIC: &str = "outbox.kafka.produce_batches";
+
+/// Produce traffic of one publisher, over all its connections.
+#[derive(Debug, Default)]
+pub(crate) struct ProduceCounters {
+    requests: AtomicU64,
+    batches: AtomicU64,
+}
+
+impl ProduceCounters {
+    /// Produce requests sent so far.
+    pub(crate) fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Partition batches those requests carried.
+    pub(crate) fn batches(&self) -> u64 {
+        self.batches.load(Ordering::Relaxed)
+    }
+
+    fn sent(&self, batches: usize) {
+        let batches = u64::try_from(batches).unwrap_or(u64::MAX);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.batches.fetch_add(batches, Ordering::Relaxed);
+        metrics::counter!(PRODUCE_REQUESTS_METRIC).increment(1);
+        metrics::counter!(PRODUCE_BATCHES_METRIC).increment(batches);
+    }
+}
+
+/// How a publisher's connections gather produce requests.
+#[derive(Debug, Clone)]
+pub(crate) struct ProduceSettings {
+    pub limit: RequestLimit,
+    pub counters: Arc<ProduceCounters>,
+}
+
+/// Where one waiting batch's bytes are and where its answer goes.
+#[derive(Debug)]
+struct Pending {
+    batch: Arc<[u8]>,
+    reply: oneshot::Sender<Result<ProduceAnswer, WireError>>,
+}
+
+/// The coalescer state of one connection.
+#[derive(Debug)]
+pub(crate) struct ProduceQueue {
+    state: Mutex<Coalescer<Pending>>,
+    counters: Arc<ProduceCounters>,
+}
+
+impl ProduceQueue {
+    pub(crate) fn new(settings: &ProduceSettings) -> Self {
+        ProduceQueue {
+            state: Mutex::new(Coalescer::new(settings.limit)),
+            counters: Arc::clone(&settings.counters),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Coalescer<Pending>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Sends one partition's record batch on `conn`, in a request shared with whatever other
+/// batches are ready, and returns the broker's answer for that partition.
+pub(crate) async fn produce(
+    conn: &Arc<Connection>,
+    topic: &str,
+    partition: i32,
+    batch: Arc<[u8]>,
+) -> Result<ProduceAnswer, WireError> {
+    let (reply, answer) = oneshot::channel();
+    conn.produce_queue().lock().push(Waiting {
+        topic: topic.to_owned(),
+        partition,
+        bytes: batch.len(),
+        item: Pending { batch, reply },
+    });
+    dispatch(conn);
+    match answer.await {
+        Ok(answer) => answer,
+        // Only when the runtime dropped the request's task.
+        Err(_) => Err(conn.transport_error("the produce request was abandoned")),
+    }
+}
+
+/// Starts every request the policy allows now.
+fn dispatch(conn: &Arc<Connection>) {
+    loop {
+        let request = {
+            let mut queue = conn.produce_queue().lock();
+            queue.retain(|p| !p.reply.is_closed());
+            queue.next_request()
+        };
+        match request {
+            Some(request) => {
+                tokio::spawn(send(Arc::clone(conn), request));
+            }
+            None => return,
+        }
+    }
+}
+
+/// Frees the in-flight slot however the request ends.
+struct Slot<'a>(&'a ProduceQueue);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.lock().answered();
+    }
+}
+
+async fn send(conn: Arc<Connection>, request: Vec<Waiting<Pending>>) {
+    let slot = Slot(conn.produce_queue());
+    let answers = if conn.is_broken() {
+        // An earlier request on it failed: the stream may be out of step.
+        Err(conn.transport_error("the connection failed before this request was sent"))
+    } else {
+        let batches: Vec<PartitionBatch<'_>> = request
+            .iter()
+            .map(|w| PartitionBatch {
+                topic: &w.topic,
+                partition: w.partition,
+                batch: &w.item.batch,
+            })
+            .collect();
+        slot.0.counters.sent(batches.len());
+        debug!(
+            broker = conn.addr(),
+            partitions = batches.len(),
+            "produce request"
+        );
+        conn.produce(&batches).await
+    };
+    match answers {
+        Ok(answers) => {
+            for (waiting, answer) in request.into_iter().zip(answers) {
+                let _ = waiting.item.reply.send(answer);
+            }
+        }
+        Err(e) => {
+            for waiting in request {
+                let _ = waiting.item.reply.send(Err(e.duplicate()));
+            }
+        }
+    }
+    drop(slot);
+    dispatch(&conn);
+}
