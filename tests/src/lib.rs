@@ -17,7 +17,8 @@
 //! with Fetch's high watermark, never with ListOffsets(latest), which Tansu 0.6.0 gets wrong.
 //!
 //! Helpers for fault tests: [`proxy`] (a TCP proxy that cuts or refuses connections, with
-//! a Kafka-aware mode that drops responses or injects Produce errors), [`kafka`] (topics
+//! a Kafka-aware mode that drops responses or injects Produce errors), [`statement_delay`]
+//! (a PostgreSQL proxy that slows down the statements matching a pattern), [`kafka`] (topics
 //! and reading partitions to their end), [`tls`] (a throw-away CA and certificates) and
 //! [`faults`] (relay processes, a continuous writer and a topic checker for the
 //! fault-injection suite).
@@ -29,6 +30,7 @@ pub mod faults;
 pub mod forward;
 pub mod kafka;
 pub mod proxy;
+pub mod statement_delay;
 pub mod tls;
 
 /// Re-exported so fault tests can start, stop, pause and restart private brokers.

@@ -79,6 +79,18 @@ impl FaultEnv {
         )
     }
 
+    /// [`database_url_for`](Self::database_url_for), but reaching the server through
+    /// `proxy_addr` (`127.0.0.1:PORT`, e.g. a [`crate::statement_delay`] proxy) and in
+    /// plain text (`sslmode=disable`), so a proxy can read the protocol.
+    pub fn database_url_via(&self, proxy_addr: &str, application_name: &str) -> String {
+        let direct = self.database_url_for(application_name);
+        let host_port = crate::host_port(&self.database_url);
+        format!(
+            "{}&sslmode=disable",
+            direct.replacen(&host_port, proxy_addr, 1)
+        )
+    }
+
     async fn scalar_i64(&self, sql: String) -> i64 {
         let row = self
             .db
@@ -96,6 +108,26 @@ impl FaultEnv {
             self.tables.messages()
         ))
         .await
+    }
+
+    /// Pending rows per bucket (buckets without rows are absent).
+    pub async fn pending_by_bucket(&self) -> BTreeMap<i32, i64> {
+        let sql = format!(
+            "SELECT bucket, count(*) FROM \"{}\" GROUP BY bucket",
+            self.tables.messages()
+        );
+        let rows = self
+            .db
+            .query_all_raw(Statement::from_string(self.db.get_database_backend(), sql))
+            .await
+            .unwrap_or_else(|e| panic!("counting pending rows: {e}"));
+        rows.iter()
+            .filter_map(|r| {
+                let bucket: i32 = r.try_get_by_index(0).ok()?;
+                let count: i64 = r.try_get_by_index(1).ok()?;
+                Some((bucket, count))
+            })
+            .collect()
     }
 
     /// Unexpired leases per owner (by wall clock, which all processes here share).

@@ -31,6 +31,10 @@ pub struct RelaySpec {
     pub renew: Duration,
     /// Rows per batch (default 50: several batches per second under the writers here).
     pub batch_size: usize,
+    /// Wait after the first failure in a row (default 200 ms).
+    pub error_backoff: Duration,
+    /// Longest wait after repeated failures (default 1 s).
+    pub max_error_backoff: Duration,
     /// `RUST_LOG` of the process.
     pub log_filter: String,
 }
@@ -52,6 +56,8 @@ impl RelaySpec {
             lease: Duration::from_secs(3),
             renew: Duration::from_secs(1),
             batch_size: 50,
+            error_backoff: Duration::from_millis(200),
+            max_error_backoff: Duration::from_secs(1),
             // `published` events (debug) carry the bucket: scenario checks read them.
             log_filter: "warn,outbox_relay=info,outbox_core=debug".to_owned(),
         }
@@ -90,8 +96,8 @@ impl RelaySpec {
             .args(["--lease-duration", &ms(self.lease)])
             .args(["--lease-renew-interval", &ms(self.renew)])
             .args(["--poll-interval", "200ms"])
-            .args(["--error-backoff", "200ms"])
-            .args(["--max-error-backoff", "1s"])
+            .args(["--error-backoff", &ms(self.error_backoff)])
+            .args(["--max-error-backoff", &ms(self.max_error_backoff)])
             .args(["--metrics-interval", "1s"])
             .args(["--metrics-timeout", "1s"])
             .args(["--shutdown-grace", "2s"])

@@ -1,7 +1,8 @@
 //! The fault scenarios, one module each: relays run as separate `outbox-relay` processes
 //! against PostgreSQL and a Kafka-compatible broker while a writer commits keyed records,
 //! and real faults hit them (`kill -9`, SIGSTOP, terminated database sessions, a broker
-//! restart, a misconfigured writer, a rolling relay count). The harness is
+//! restart, a misconfigured writer, a rolling relay count, a row that can never be
+//! published, lease calls slowed down by a proxy). The harness is
 //! `outbox_tests::faults`; every scenario ends by reading the topic back and checking that
 //! nothing committed was lost.
 
@@ -13,7 +14,9 @@ mod db_cut;
 mod kill;
 mod misconfigured;
 mod pause;
+mod poisoned;
 mod rolling;
+mod slow_lease;
 
 /// The relay binary under test.
 const BIN: &str = env!("CARGO_BIN_EXE_outbox-relay");
