@@ -32,51 +32,62 @@
 //! local deadlines); the machine never reads a clock, sleeps or touches I/O, so every rule
 //! is unit-tested with explicit instants and the whole relay is simulated deterministically.
 //!
+//! **Lanes.** Every owned bucket is a *lane*: its own little pipeline and its own backoff.
+//! A lane fetches batch N+1 while batch N is being published, publishes its batches one
+//! after the other in order, and deletes each acknowledged prefix while the next batch is
+//! out; so each lane keeps a store call and a publish busy at once. Lanes run side by
+//! side, at most [`max_concurrent_lanes`](RelayOptions::max_concurrent_lanes) of them
+//! holding work (1 = one bucket at a time); when more are ready than that, each gives its
+//! slot up after one batch, so every ready bucket is served in turn. A failing lane backs
+//! off alone, longer with each failure in a row, and only its own success resets it: one
+//! row the broker keeps refusing holds up its own bucket and nothing else.
+//!
 //! **State.** *Leases*: the owned buckets, one expiry for all of them (start of the
-//! granting call + lease duration), the rebalance deadline and the renewal deadline.
-//! *Drain*: the ready buckets (known to hold rows; a subset of the owned ones, so bounded),
-//! the current sweep, and the discovery deadline. *In flight*: at most one store call or
-//! publish, plus at most one renewal beside a publish. *Backoff*: consecutive failures and
-//! the instant the backoff ends. *Life*: running, stopping, stopped or failed.
+//! granting call + lease duration), the rebalance and renewal deadlines. *Discovery*: the
+//! next probe. *Lanes*: per owned bucket, whether it is ready (known to hold rows), its
+//! store call and publish in flight, the fetched batch waiting for the publish slot, the
+//! acknowledged prefixes waiting to be deleted, its cursor, failures and backoff. *Life*:
+//! running, stopping, stopped or failed.
 //!
 //! **Events in**, each with the current time: the [`Outcome`] of each command below
-//! ([`RelayMachine::handle`]), a timeout, a commit [`Hint`] (one bucket, or unknown), and
-//! shutdown.
+//! ([`RelayMachine::handle`]; lane outcomes name their bucket), a timeout, a commit
+//! [`Hint`] (one bucket, or unknown), and shutdown.
 //!
 //! **Events out** ([`RelayMachine::poll_event`]): besides logs and metrics, they carry
 //! everything the driver must follow (readiness after the first acquisition, every change
 //! of the owned set), so the driver makes no decision of its own.
 //!
-//! **Commands out** ([`RelayMachine::poll_command`]), in priority order when idle:
-//! 1. `AcquireLeases` when the rebalance deadline passed (every `lease_renew_interval`):
-//!    heartbeat, fair-share claim and release, lease extension, as planned by
-//!    [`plan_acquisition`] and executed by the store.
-//! 2. `RenewLeases` when the renewal deadline passed during a sweep, or beside an
-//!    in-flight publish (stores with the renewal capability).
-//! 3. `ProbePending` over all owned buckets when discovery is due (poll interval, a new
-//!    bucket, or an unknown hint).
-//! 4. A sweep: `FetchBatch` for each ready bucket once, then `Publish`, then
-//!    `DeletePublished` for exactly the acknowledged prefix. A bucket that returned a full
-//!    batch stays ready for the next sweep; rebalancing and discovery run between sweeps.
-//! 5. `ReleaseLeases`, once, as the last command of a graceful stop (stores with the
-//!    release capability): after the in-flight publish and its delete finished, the relay
-//!    hands its buckets back and deletes its heartbeat, so the others take over at their
-//!    next rebalance instead of waiting out the leases. A stop that abandoned a publish
-//!    releases nothing (the abandoned request may still reach the broker).
+//! **Commands out** ([`RelayMachine::poll_command`], called until it returns `None`; many
+//! may be in flight):
+//! 1. Relay level, one at a time: `AcquireLeases` when the rebalance deadline passed
+//!    (heartbeat, fair-share claim and release, extension, as planned by
+//!    [`plan_acquisition`]); `ProbePending` over all owned buckets when discovery is due
+//!    (poll interval, a new bucket, or an unknown hint); and beside them `RenewLeases`
+//!    when the renewal deadline passed (stores with the renewal capability).
+//! 2. Per lane: `DeletePublished` for exactly an acknowledged prefix, `Publish` of the
+//!    fetched batch, `FetchBatch` (after the lane's cursor) while the lane holds a slot.
+//! 3. `ReleaseLeases`, once, as the last command of a graceful stop (stores with the
+//!    release capability): after the publishes in flight and their deletes finished, the
+//!    relay hands its buckets back and deletes its heartbeat, so the others take over at
+//!    their next rebalance instead of waiting out the leases. A stop that abandoned a
+//!    publish releases nothing (the abandoned request may still reach the broker).
 //!
 //! [`RelayMachine::poll_timeout`] names the next deadline that would lead to an action
-//! on the monotonic clock (lease expiry, renewal, rebalance, discovery, end of backoff),
-//! so an idle relay that
-//! owns no bucket wakes only for its next heartbeat.
+//! on the monotonic clock (lease expiry, renewal, rebalance, discovery, end of a lane's
+//! backoff), so an idle relay that owns no bucket wakes only for its next heartbeat.
 //!
-//! **Rules that keep rows safe.** Lease validity is checked after the probe, after the
-//! fetch and before a delete; a lease lost while a publish is in flight means that
-//! publish's rows are left for the next owner. Store and publish failures back off
-//! exponentially and never drop rows; only a [`Misconfiguration`] stops the relay. Hints
-//! add work only for validly owned buckets and never shorten a backoff or the discovery
-//! deadline. Without the renewal capability a publish starts only when the lease covers
-//! `max_publish_duration + lease_renew_interval`, and a publish that overruns that budget
-//! stops the relay.
+//! **Rules that keep rows safe.** An acquisition names the lanes with a publish or delete
+//! in flight as busy: the store never hands those buckets over in that call (they come
+//! back as surplus, and the lane finishes and gives them up at the next acquisition), and
+//! while the acquisition runs only busy lanes act. A lease lost or expired while lanes
+//! are busy means their rows are left for the next owner: nothing is deleted and nothing
+//! new is published there. A failed publish drops every batch fetched behind it, and the
+//! lane reads from the head again once nothing of it is in flight. Store and publish
+//! failures back off and never drop rows; only a [`Misconfiguration`] stops the relay.
+//! Hints add work only for validly owned buckets and never shorten a backoff or the
+//! discovery deadline. Without the renewal capability a publish starts only when the lease
+//! covers `max_publish_duration + lease_renew_interval`, and a publish that overruns that
+//! budget stops the relay.
 //!
 //! # Ordering model
 //!
@@ -84,7 +95,10 @@
 //! bucket when the writer pins a partition, otherwise Kafka's murmur2 of the key, or of
 //! the message id for keyless rows. One relay at a time holds the lease on a bucket and
 //! publishes its rows oldest-first, deleting only the contiguous acknowledged prefix of
-//! each batch. Equal keys therefore keep their enqueue order.
+//! each batch; a lane's batches go out strictly one after the other. Equal keys therefore
+//! keep their enqueue order (first deliveries; a row that commits late with a lower id is
+//! still found, because a lane reads past its cursor only where the store shows that no
+//! lower row can still appear).
 //!
 //! # Message identity
 //!

@@ -80,7 +80,8 @@ pub(crate) struct Lane {
     /// Fetched and waiting for the publish slot.
     pub next: Option<Arc<[OutboxMessage]>>,
     pub to_delete: VecDeque<PendingDelete>,
-    /// Highest id handed to a publish since the last failure.
+    /// Highest id handed to a publish since the last failure (never an id of a fetched
+    /// batch that was not published: that one is dropped and read again).
     pub cursor: Option<i64>,
     pub failures: u32,
     /// Failures ever recorded on this lane, to tell whether one happened since a batch

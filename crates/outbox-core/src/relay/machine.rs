@@ -369,6 +369,9 @@ impl RelayMachine {
         }
         let lane = self.lanes.get_mut(&bucket)?;
         let batch = lane.next.take()?;
+        // The cursor moves only over rows handed to a publish: a fetched batch that is
+        // dropped (a failure, a lost or surplus bucket) must be read again.
+        lane.cursor = batch.last().map(|m| m.id).max(lane.cursor);
         lane.publishing = Some(Publishing {
             batch: Arc::clone(&batch),
             started: now.mono,
@@ -744,7 +747,6 @@ impl RelayMachine {
             return;
         }
         lane.resync = false;
-        lane.cursor = fresh.last().map(|m| m.id).max(lane.cursor);
         lane.next = Some(fresh.into());
     }
 

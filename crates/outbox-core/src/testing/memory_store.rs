@@ -38,9 +38,6 @@ struct State {
     pending: BTreeMap<(i32, i64), OutboxMessage>,
     /// Ids inserted by transactions that have neither committed nor rolled back.
     uncommitted: BTreeSet<i64>,
-    /// Per bucket: every id at or below this was final (committed or rolled back) when a
-    /// read returned rows up to it, so no row at or below it can still appear.
-    settled_upto: BTreeMap<i32, i64>,
     /// The lease and heartbeat tables.
     tables: LeaseSnapshot,
     deleted: Vec<i64>,
@@ -52,10 +49,28 @@ struct State {
 /// Ids come from one counter at insert time, like a database sequence, so a
 /// [`MemoryTransaction`] that commits late leaves a lower id appearing after higher ones,
 /// which is exactly the hazard a real store must survive.
-#[derive(Clone)]
+///
+/// The rows are shared by every clone; the cursor bookkeeping of
+/// [`next_batch`](OutboxStore::next_batch) is not: like a relational store value, each
+/// clone is one relay's view.
 pub struct MemoryStore {
     state: Arc<Mutex<State>>,
     capabilities: StoreCapabilities,
+    /// Per bucket, for this view's own reads: every id at or below this was final
+    /// (committed or rolled back) when one of them returned rows up to it, so no row at
+    /// or below it can appear unseen by this view.
+    settled_upto: Arc<Mutex<BTreeMap<i32, i64>>>,
+}
+
+impl Clone for MemoryStore {
+    /// Shares the rows and tables; starts its own cursor bookkeeping.
+    fn clone(&self) -> Self {
+        MemoryStore {
+            state: Arc::clone(&self.state),
+            capabilities: self.capabilities,
+            settled_upto: Arc::default(),
+        }
+    }
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -77,6 +92,7 @@ impl MemoryStore {
     pub fn new() -> Self {
         MemoryStore {
             state: Arc::default(),
+            settled_upto: Arc::default(),
             capabilities: StoreCapabilities {
                 lease_renewal: true,
                 backlog_metrics: true,
@@ -91,6 +107,7 @@ impl MemoryStore {
         MemoryStore {
             state: Arc::clone(&self.state),
             capabilities,
+            settled_upto: Arc::default(),
         }
     }
 
@@ -294,12 +311,16 @@ impl OutboxStore for MemoryStore {
         after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<OutboxMessage>, StoreError> {
-        let mut state = self.fault(StoreOp::NextBatch)?;
+        let state = self.fault(StoreOp::NextBatch)?;
         // The cursor is honoured only when no id at or below it can still become
         // visible: an earlier read found every id up to it final. A row that was being
         // inserted then and committed since lies below the cursor and must be read, so
         // that a key's later row never goes out before it.
-        let settled = state.settled_upto.get(&bucket).copied();
+        let mut settled_upto = self
+            .settled_upto
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let settled = settled_upto.get(&bucket).copied();
         let safe = after.filter(|a| settled.is_some_and(|s| *a <= s));
         let from = match safe {
             Some(id) => std::ops::Bound::Excluded((bucket, id)),
@@ -315,7 +336,7 @@ impl OutboxStore for MemoryStore {
             let final_below = state.uncommitted.first().map_or(i64::MAX, |u| u - 1);
             let bound = last.min(final_below);
             // Honoured or not, the read covered every visible row from its start.
-            let entry = state.settled_upto.entry(bucket).or_insert(i64::MIN);
+            let entry = settled_upto.entry(bucket).or_insert(i64::MIN);
             *entry = (*entry).max(bound);
         }
         Ok(rows)
