@@ -56,7 +56,7 @@ impl Consumer {
                 // The end by Fetch's high watermark: Tansu 0.6.0's ListOffsets(latest) is
                 // wrong, its ListOffsets(earliest) is a valid place to fetch from.
                 let earliest = client.get_offset(OffsetAt::Earliest).await?;
-                let (_, high_watermark) = client.fetch_records(earliest, 1..2, 0).await?;
+                let (_, high_watermark) = client.fetch_records(earliest, 1..1_000_000, 50).await?;
                 anyhow::Ok(high_watermark)
             }
         });
