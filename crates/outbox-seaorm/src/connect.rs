@@ -14,9 +14,10 @@
 //!   of the *process* (the log is in the OS page cache and is replayed on open), so the
 //!   relay's at-least-once promise holds across every process crash. The remaining window
 //!   is an *operating system* crash or power loss, which can lose the last commits before
-//!   the next checkpoint: both the business row and its outbox row, together (they are one
-//!   transaction), never one without the other, and never a row the broker already
-//!   acknowledged but the database forgot to keep pending. Use
+//!   the next checkpoint: a lost application commit loses the business row and its outbox
+//!   row together (one transaction), so nothing is published for a change that does not
+//!   exist; a lost relay `DELETE` only means those rows are published again, a duplicate
+//!   that at-least-once allows. Use
 //!   [`ConnectSettings::sqlite_synchronous_full`] when those commits must survive power
 //!   loss too.
 //! * **`busy_timeout`** ([`DEFAULT_BUSY_TIMEOUT`]): a writer that finds the file locked
