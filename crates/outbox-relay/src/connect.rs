@@ -6,8 +6,8 @@ use outbox_kafka::rustls::pki_types::CertificateDer;
 use outbox_kafka::rustls::pki_types::pem::PemObject;
 use outbox_kafka::rustls::{ClientConfig, RootCertStore};
 use outbox_kafka::{KafkaPublisher, Sasl as KafkaSasl};
-use outbox_seaorm::{Migration, SeaOrmStore};
-use sea_orm::{Database, DatabaseConnection};
+use outbox_seaorm::{ConnectSettings, Migration, SeaOrmStore};
+use sea_orm::DatabaseConnection;
 use sea_orm_migration::{MigrationTrait, SchemaManager};
 
 use crate::config::{Config, SaslMechanism};
@@ -28,11 +28,17 @@ pub enum StartError {
 
 /// Connects the store (and a second connection for backlog samples) for the relay's
 /// schema, migrating first when asked.
+///
+/// The store's pool holds `max_concurrent_lanes + 2` connections
+/// ([`ConnectSettings::for_relay`]); on SQLite the file runs in WAL mode with a busy
+/// timeout, and statements are logged at DEBUG, so a normal run logs no sqlx warning.
 pub async fn store(config: &Config) -> Result<SeaOrmStore, StartError> {
     let schema = config.relay.schema();
     let tables = schema.tables();
     let db_error = |e: sea_orm::DbErr| StartError::Database(e.to_string());
-    let db: DatabaseConnection = Database::connect(&config.database_url)
+    let db: DatabaseConnection = ConnectSettings::new(config.database_url.as_str())
+        .for_relay(&config.relay)
+        .connect()
         .await
         .map_err(db_error)?;
     if config.migrate {
@@ -49,7 +55,10 @@ pub async fn store(config: &Config) -> Result<SeaOrmStore, StartError> {
             tracing::info!("created the outbox tables");
         }
     }
-    let metrics_db = Database::connect(&config.database_url)
+    // The backlog sampler's own connection: a slow aggregate never holds a lane's.
+    let metrics_db = ConnectSettings::new(config.database_url.as_str())
+        .max_connections(1)
+        .connect()
         .await
         .map_err(db_error)?;
     SeaOrmStore::new(db, schema.clone())

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use outbox_core::{CommitNotifier, EnqueueConfig, MessageBuilder, NoopNotifier, OutboxMessage};
 use sea_orm::{
-    ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, TransactionTrait, Value,
+    ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
+    SqliteTransactionMode, TransactionOptions, TransactionTrait, Value,
 };
 use sea_query::Query;
 
@@ -144,7 +145,7 @@ impl Outbox {
         let done = Enqueued::of(&rows);
         match target.hook() {
             Hook::Autocommit(db) if rows.len() > ROWS_PER_INSERT => {
-                let txn = db.begin().await?;
+                let txn = begin_writer(db).await?;
                 insert_rows(&txn, self.tables(), &rows).await?;
                 txn.commit().await?;
                 self.notify(&done);
@@ -173,8 +174,30 @@ impl Outbox {
     /// Begins a transaction whose [`commit`](OutboxTransaction::commit) wakes the relay
     /// for the rows enqueued in it. Use it like a [`DatabaseTransaction`]: it implements
     /// [`ConnectionTrait`], so entities and queries run on it directly.
+    ///
+    /// On SQLite the transaction is `BEGIN IMMEDIATE`: it takes the write lock when it
+    /// starts (waiting up to the connection's busy timeout), so it cannot fail with
+    /// `SQLITE_BUSY` halfway, when a read-first transaction would have to upgrade to
+    /// writing after another writer committed.
     pub async fn begin(&self, db: &DatabaseConnection) -> Result<OutboxTransaction, DbErr> {
-        Ok(OutboxTransaction::new(db.begin().await?, self.clone()))
+        Ok(OutboxTransaction::new(
+            begin_writer(db).await?,
+            self.clone(),
+        ))
+    }
+}
+
+/// A transaction that will write: `BEGIN IMMEDIATE` on SQLite, a plain `BEGIN` elsewhere.
+async fn begin_writer(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    match db.get_database_backend() {
+        DbBackend::Sqlite => {
+            db.begin_with_options(TransactionOptions {
+                sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+                ..TransactionOptions::default()
+            })
+            .await
+        }
+        _ => db.begin().await,
     }
 }
 

@@ -10,6 +10,7 @@
 //! | [`Outbox`] | the writer: validates, buckets and inserts messages in your transaction |
 //! | [`OutboxTransaction`] | a transaction that wakes the local relay after it commits |
 //! | [`SeaOrmStore`] | the `OutboxStore` the relay runs on: leases, heartbeats, batches, metrics |
+//! | [`connect()`], [`ConnectSettings`] | pools set up for the outbox: SQLite in WAL mode with one writer path, the relay's pool sized for its lanes, quiet sqlx logging |
 //! | [`ddl`] | the schema as plain SQL per backend (also checked in under `migrations/`) |
 //! | [`Inbox`] | consumer side: runs a handler once per `(consumer, message id)`, in the consumer's transaction |
 //! | [`InboxMigration`] / [`InboxTable`] | the opt-in inbox table (`outbox_inbox`), its migration and custom names |
@@ -170,13 +171,20 @@
 //!   timestamps are text, the minimum is taken over `julianday(created_at)`, which reads
 //!   every SQLite date format; a value it cannot parse is skipped.
 //!
-//! # SQLite
+//! # Connecting, and SQLite
+//!
+//! Connect with [`connect()`] (the application's pool) and
+//! [`ConnectSettings::for_relay`] (the store's pool): on SQLite they switch the file to
+//! WAL with `synchronous=NORMAL` (durable across process crashes; see [`connect`](mod@connect)
+//! for the operating-system-crash window), set a busy timeout and keep one writer path;
+//! on every backend they size the store's pool at `max_concurrent_lanes + 2` (one
+//! connection per lane, one for lease calls, one for the backlog sampler) and log
+//! statements at DEBUG, so a normal run prints no sqlx warning.
 //!
 //! sea-orm gives a SQLite pool one connection unless told otherwise, and SQLite lets one
-//! writer at a time in. An open `OutboxTransaction` therefore holds the connection the
-//! relay's store would use: give the store a pool of its own
-//! (`Database::connect(url)` again), and [`SeaOrmStore::with_metrics_connection`] a third
-//! if backlog metrics must never wait.
+//! writer at a time in. An open `OutboxTransaction` therefore holds the connection of
+//! its pool: give the store a pool of its own, as above, and
+//! [`SeaOrmStore::with_metrics_connection`] another if backlog metrics must never wait.
 //!
 //! # Writing rows without this library
 //!
@@ -272,6 +280,7 @@
 #![warn(missing_docs)]
 
 mod backend;
+pub mod connect;
 pub mod ddl;
 mod ddl_migration;
 mod enqueue;
@@ -284,6 +293,7 @@ mod tables;
 mod transaction;
 
 pub use backend::{Backend, UnsupportedBackend};
+pub use connect::{ConnectSettings, connect};
 pub use ddl_migration::DdlMigration;
 pub use enqueue::{EnqueueTarget, Enqueued, Hook, Outbox, insert_rows};
 pub use error::EnqueueError;

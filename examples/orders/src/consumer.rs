@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use outbox_seaorm::MessageIdHeader;
 use rskafka::client::Client;
-use rskafka::client::partition::UnknownTopicHandling;
+use rskafka::client::partition::{OffsetAt, UnknownTopicHandling};
 use uuid::Uuid;
 
 /// A record seen for the first time.
@@ -23,7 +23,8 @@ pub struct Delivery {
     pub value: String,
 }
 
-/// Reads every partition of a topic from the start, drops repeated message ids.
+/// Reads every partition of a topic from where it ended when the consumer was created
+/// (records of earlier runs are not this run's), drops repeated message ids.
 pub struct Consumer {
     client: Arc<Client>,
     topic: String,
@@ -38,18 +39,38 @@ pub struct Consumer {
 }
 
 impl Consumer {
-    /// A consumer of `partitions` partitions of `topic`, deduplicating on `header`.
-    pub fn new(client: Arc<Client>, topic: &str, partitions: i32, header: MessageIdHeader) -> Self {
-        Consumer {
+    /// A consumer of `partitions` partitions of `topic`, deduplicating on `header`,
+    /// starting at each partition's current end.
+    pub async fn at_end(
+        client: Arc<Client>,
+        topic: &str,
+        partitions: i32,
+        header: MessageIdHeader,
+    ) -> anyhow::Result<Self> {
+        let ends = (0..partitions).map(|partition| {
+            let (client, topic) = (Arc::clone(&client), topic.to_owned());
+            async move {
+                let client = client
+                    .partition_client(topic, partition, UnknownTopicHandling::Retry)
+                    .await?;
+                // The end by Fetch's high watermark: Tansu 0.6.0's ListOffsets(latest) is
+                // wrong, its ListOffsets(earliest) is a valid place to fetch from.
+                let earliest = client.get_offset(OffsetAt::Earliest).await?;
+                let (_, high_watermark) = client.fetch_records(earliest, 1..1_000_000, 50).await?;
+                anyhow::Ok(high_watermark)
+            }
+        });
+        let offsets = futures::future::try_join_all(ends).await?;
+        Ok(Consumer {
             client,
             topic: topic.to_owned(),
             partitions,
             header,
-            offsets: vec![0; usize::try_from(partitions).unwrap_or(0)],
+            offsets,
             seen: HashSet::new(),
             duplicates: 0,
             unidentified: 0,
-        }
+        })
     }
 
     /// One pass over every partition (fetched concurrently, so an idle partition's wait

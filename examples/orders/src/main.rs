@@ -8,6 +8,7 @@
 mod consumer;
 mod orders;
 mod report;
+mod topic;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,9 +18,9 @@ use clap::Parser;
 use outbox_core::driver::Relay;
 use outbox_core::{CommitNotifier, OutboxSchema, RelayOptions};
 use outbox_kafka::KafkaPublisher;
-use outbox_seaorm::{MessageIdHeader, Outbox, SeaOrmStore};
+use outbox_seaorm::{ConnectSettings, MessageIdHeader, Outbox, SeaOrmStore};
 use rskafka::client::ClientBuilder;
-use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Schema};
+use sea_orm::{ConnectionTrait, DatabaseConnection, Schema};
 use sea_orm_migration::MigratorTrait;
 use uuid::Uuid;
 
@@ -77,7 +78,9 @@ async fn main() -> anyhow::Result<()> {
             format!("sqlite://{}?mode=rwc", file.display())
         }
     };
-    let db = Database::connect(&url).await?;
+    // On SQLite: WAL, synchronous=NORMAL, a busy timeout, one writer path (see
+    // `outbox_seaorm::connect`); statements logged at DEBUG on every backend.
+    let db = outbox_seaorm::connect(&url).await?;
     Migrator::up(&db, None).await?;
     create_orders_table(&db).await?;
     println!("database   {url}");
@@ -88,14 +91,7 @@ async fn main() -> anyhow::Result<()> {
             .build()
             .await?,
     );
-    match kafka
-        .controller_client()?
-        .create_topic(TOPIC, PARTITIONS, 1, 5_000)
-        .await
-    {
-        Ok(()) | Err(rskafka::client::error::Error::ServerError { .. }) => {}
-        Err(e) => return Err(e.into()),
-    }
+    topic::ensure_topic(&kafka, TOPIC, PARTITIONS).await?;
     println!(
         "broker     {} (topic {TOPIC}, {PARTITIONS} partitions)",
         args.brokers
@@ -104,15 +100,24 @@ async fn main() -> anyhow::Result<()> {
     // One schema (table names, bucket count, message-id header) for the store, the
     // publisher, the relay, the writer and the consumer: they cannot disagree.
     let schema = OutboxSchema::default();
+    // The consumer starts at the topic's current end, before anything of this run is
+    // published: records of earlier runs are not this run's.
+    let header = MessageIdHeader::new(&schema);
+    let mut consumer = Consumer::at_end(Arc::clone(&kafka), TOPIC, PARTITIONS, header).await?;
     // The relay, in this process: sea-orm store + Kafka publisher.
     let options = RelayOptions::builder()
         .schema(schema.clone())
         .metrics_name("orders-demo")
         .backlog_sampling(true)
         .build()?;
-    // The store gets its own pool: on SQLite a pool is one connection, and the writer's
-    // open transactions must not hold the relay up.
-    let store = SeaOrmStore::new(Database::connect(&url).await?, schema.clone())?;
+    // The store gets its own pool, sized for the relay's lanes (max_concurrent_lanes + 2):
+    // on SQLite the writer's pool is one connection, and its open transactions must not
+    // hold the relay up.
+    let store_db = ConnectSettings::new(url.as_str())
+        .for_relay(&options)
+        .connect()
+        .await?;
+    let store = SeaOrmStore::new(store_db, schema.clone())?;
     let publisher = KafkaPublisher::builder([args.brokers.as_str()])
         .client_id("orders-demo-relay")
         .schema(&schema)
@@ -131,8 +136,6 @@ async fn main() -> anyhow::Result<()> {
     });
 
     // The consumer runs until every committed order arrived.
-    let header = MessageIdHeader::new(&schema);
-    let mut consumer = Consumer::new(Arc::clone(&kafka), TOPIC, PARTITIONS, header);
     let mut progress = Progress::new(u64::from(args.orders));
     let mut latencies = Vec::new();
     let started = Instant::now();

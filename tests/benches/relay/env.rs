@@ -10,7 +10,7 @@ use outbox_seaorm::{Backend, OutboxTables, ddl};
 use outbox_tests::{kafka, unique_name};
 use rskafka::client::Client;
 use rskafka::client::partition::UnknownTopicHandling;
-use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection};
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
 
 use crate::args::{Args, DbKind};
 
@@ -56,13 +56,15 @@ impl Env {
         self.args.database
     }
 
-    /// A new pool (sea-orm's defaults; SQLite pools hold one connection).
+    /// A new pool, set up as `outbox_seaorm::connect` sets it up (on SQLite: WAL,
+    /// `synchronous=NORMAL`, a busy timeout, one connection), for the baselines and our
+    /// store alike, so their ratios compare the same database settings.
     pub async fn db(&self) -> DatabaseConnection {
         self.db_at(&self.url).await
     }
 
     pub async fn db_at(&self, url: &str) -> DatabaseConnection {
-        let mut options = ConnectOptions::new(url.to_owned());
+        let mut options = outbox_seaorm::ConnectSettings::new(url).options();
         options.sqlx_logging(false);
         Database::connect(options)
             .await

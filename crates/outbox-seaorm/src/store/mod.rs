@@ -18,6 +18,7 @@ use outbox_core::{
     PendingMetrics, RenewOutcome, StoreCapabilities, StoreError,
 };
 use sea_orm::{DatabaseConnection, DbErr};
+use tokio::sync::{Mutex, MutexGuard};
 use tracing::{Instrument, debug_span};
 
 use crate::backend::{Backend, UnsupportedBackend};
@@ -48,6 +49,17 @@ pub(crate) const MAX_IN_LIST: usize = 500;
 ///
 /// Clones share the pool. Both optional capabilities are implemented: lease renewal
 /// during a publish, and whole-store backlog metrics.
+///
+/// **Pool size.** The relay calls the store from up to `max_concurrent_lanes` lanes at
+/// once, beside its lease calls and the backlog sampler: build the pool with
+/// [`ConnectSettings::for_relay`](crate::ConnectSettings::for_relay), which makes it
+/// `max_concurrent_lanes + 2` connections. A smaller pool is correct but makes lanes wait
+/// for connections.
+///
+/// **SQLite.** The store's writes (deletes, lease and heartbeat updates) take turns on
+/// one in-process lock, clones included, so the relay's lanes never contend for the
+/// file's write lock among themselves; reads run beside them (with WAL, which
+/// [`connect`](crate::connect()) sets).
 #[derive(Debug, Clone)]
 pub struct SeaOrmStore {
     inner: Arc<Inner>,
@@ -59,6 +71,21 @@ struct Inner {
     metrics_db: DatabaseConnection,
     schema: OutboxSchema,
     backend: Backend,
+    /// SQLite only: the store's one writer path. SQLite admits one writer per file; the
+    /// relay's concurrent writes (lanes' deletes, lease calls) take turns here, in FIFO
+    /// order, instead of polling the file lock in SQLite's busy handler, whose sleeps grow
+    /// to 100 ms. Reads do not take it (WAL lets them run beside the writer).
+    write_gate: Option<Arc<Mutex<()>>>,
+}
+
+impl Inner {
+    /// Holds the store's writer turn on SQLite (nothing elsewhere) while a write runs.
+    async fn write_turn(&self) -> Option<MutexGuard<'_, ()>> {
+        match &self.write_gate {
+            Some(gate) => Some(gate.lock().await),
+            None => None,
+        }
+    }
 }
 
 impl SeaOrmStore {
@@ -83,6 +110,7 @@ impl SeaOrmStore {
                 db,
                 schema,
                 backend,
+                write_gate: (backend == Backend::Sqlite).then(Arc::default),
             }),
         })
     }
@@ -106,6 +134,7 @@ impl SeaOrmStore {
                 metrics_db,
                 schema: self.inner.schema.clone(),
                 backend,
+                write_gate: self.inner.write_gate.clone(),
             }),
         })
     }
@@ -166,6 +195,7 @@ impl OutboxStore for SeaOrmStore {
             bucket_count = request.bucket_count,
         );
         self.check_bucket_count(request.bucket_count)?;
+        let _turn = i.write_turn().await;
         leases::acquire(&i.db, i.schema.tables(), request)
             .instrument(span)
             .await
@@ -212,6 +242,7 @@ impl OutboxStore for SeaOrmStore {
             bucket,
             batch_size = published.len()
         );
+        let _turn = i.write_turn().await;
         batches::delete_published(&i.db, i.schema.tables(), bucket, published)
             .instrument(span)
             .await
@@ -228,6 +259,7 @@ impl OutboxStore for SeaOrmStore {
             relay_id = request.relay_id,
             buckets = buckets.len(),
         );
+        let _turn = i.write_turn().await;
         leases::renew(&i.db, i.schema.tables(), request, buckets)
             .instrument(span)
             .await
@@ -236,6 +268,7 @@ impl OutboxStore for SeaOrmStore {
     async fn release_leases(&self, relay_id: &str) -> Result<(), StoreError> {
         let i = &self.inner;
         let span = debug_span!("outbox_store.release_leases", relay_id);
+        let _turn = i.write_turn().await;
         leases::release_all(&i.db, i.schema.tables(), relay_id)
             .instrument(span)
             .await

@@ -20,4 +20,5 @@ mod lease_round_trips;
 mod migrations;
 mod misconfigured;
 mod relay_e2e;
+mod sqlite_connect;
 mod transactions;

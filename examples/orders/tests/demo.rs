@@ -1,0 +1,54 @@
+//! The demo binary as a new user runs it: default SQLite file, a real (private) Tansu
+//! broker, twice in a row (the second run finds the topic already there). Its output
+//! must hold no warning or error line, and its counts must add up both times.
+
+// Test code: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+use std::time::Duration;
+
+use outbox_tests::broker::{Broker, pick_free_port};
+
+fn run_demo(brokers: &str) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_orders-demo"))
+        .args(["--brokers", brokers, "--orders", "300", "--rate", "500"])
+        // What a user's terminal has: no RUST_LOG, so the demo's default filter.
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "the demo failed:\n{text}");
+    text
+}
+
+fn assert_quiet(run: &str, text: &str) {
+    let noisy: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+        .collect();
+    assert!(
+        noisy.is_empty(),
+        "{run}: the demo printed warnings or errors:\n{}",
+        noisy.join("\n")
+    );
+    assert!(
+        text.contains("every committed order was published exactly once"),
+        "{run}: the counts do not add up:\n{text}"
+    );
+}
+
+#[test]
+fn the_demo_prints_no_warning_or_error_on_a_fresh_or_existing_topic() {
+    let mut broker = Broker::start(&outbox_tests::tansu_bin(), pick_free_port().unwrap()).unwrap();
+    broker.wait_ready(Duration::from_secs(10)).unwrap();
+    let brokers = broker.addr();
+    let first = run_demo(&brokers);
+    assert_quiet("first run (creates the topic)", &first);
+    let second = run_demo(&brokers);
+    assert_quiet("second run (the topic exists)", &second);
+}
