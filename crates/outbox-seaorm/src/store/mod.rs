@@ -7,11 +7,12 @@
 //! store only executes, in a few statements whatever the bucket count (see [`leases`]).
 
 mod batches;
+mod cursor;
 mod db_error;
 mod leases;
 mod metrics;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use outbox_core::{
     LeaseRequest, Misconfiguration, OutboxMessage, OutboxSchema, OutboxStore, PendingMetrics,
@@ -59,6 +60,9 @@ struct Inner {
     metrics_db: DatabaseConnection,
     schema: OutboxSchema,
     backend: Backend,
+    /// PostgreSQL only: per bucket, how far a cursor read may start (see [`cursor`]).
+    /// Shared by clones; a new store instance starts empty and reads from the head.
+    safe_points: Arc<Mutex<cursor::SafePoints>>,
 }
 
 impl SeaOrmStore {
@@ -83,6 +87,7 @@ impl SeaOrmStore {
                 db,
                 schema,
                 backend,
+                safe_points: Arc::default(),
             }),
         })
     }
@@ -106,6 +111,7 @@ impl SeaOrmStore {
                 metrics_db,
                 schema: self.inner.schema.clone(),
                 backend,
+                safe_points: Arc::clone(&self.inner.safe_points),
             }),
         })
     }
@@ -138,6 +144,24 @@ impl SeaOrmStore {
     /// The backend.
     pub fn backend(&self) -> Backend {
         self.inner.backend
+    }
+
+    /// Where the last [`next_batch`](OutboxStore::next_batch) of `bucket` started its
+    /// scan: `None` before any read, `Some(None)` for the head, `Some(Some(id))` for rows
+    /// above `id`. PostgreSQL only (the other backends report `None`). For tests and
+    /// diagnostics: it shows whether a cursor was honoured.
+    #[doc(hidden)]
+    pub fn last_read_start(&self, bucket: i32) -> Option<Option<i64>> {
+        self.safe_points().last_start(bucket)
+    }
+
+    fn safe_points(&self) -> MutexGuard<'_, cursor::SafePoints> {
+        // The state is only ever replaced whole under the lock; a panic elsewhere leaves it
+        // consistent.
+        self.inner
+            .safe_points
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -195,10 +219,36 @@ impl OutboxStore for SeaOrmStore {
         limit: usize,
     ) -> Result<Vec<OutboxMessage>, StoreError> {
         let i = &self.inner;
-        let span = debug_span!("outbox_store.next_batch", bucket, after, batch_size = limit);
-        batches::next_batch(&i.db, i.schema.tables(), bucket, after, limit)
-            .instrument(span)
-            .await
+        // Where the scan may start without skipping a row that committed late:
+        // - SQLite runs one write transaction at a time and draws ids inside it, so ids
+        //   become visible in order: the caller's cursor is always safe.
+        // - MySQL/MariaDB offers no cheap way to tell whether a lower id is still
+        //   uncommitted (no snapshot bounds a query can read): always the head.
+        // - PostgreSQL: from the bucket's safe point, proved with snapshots ([`cursor`]).
+        let start = match i.backend {
+            Backend::Sqlite => after,
+            Backend::MySql => None,
+            Backend::Postgres => self.safe_points().start(bucket, after),
+        };
+        let span = debug_span!(
+            "outbox_store.next_batch",
+            bucket,
+            after,
+            read_from = start,
+            batch_size = limit
+        );
+        async {
+            if i.backend != Backend::Postgres {
+                return batches::next_batch(&i.db, i.schema.tables(), bucket, start, limit).await;
+            }
+            let (batch, read) =
+                batches::next_batch_postgres(&i.db, i.schema.tables(), bucket, start, limit)
+                    .await?;
+            self.safe_points().observe(bucket, read);
+            Ok(batch)
+        }
+        .instrument(span)
+        .await
     }
 
     async fn delete_published(
