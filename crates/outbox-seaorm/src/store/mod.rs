@@ -5,6 +5,29 @@
 //! Lease safety rests on one primitive, the guarded conditional `UPDATE`; which buckets to
 //! claim, extend and release is the core's [`outbox_core::plan_acquisition`], which this
 //! store only executes, in a few statements whatever the bucket count (see [`leases`]).
+//!
+//! # The keyset cursor of `next_batch`
+//!
+//! A cursor read (`after = Some(id)`) starts its scan where no row that committed late
+//! can be skipped:
+//!
+//! * SQLite: at `after`. One write transaction runs at a time and draws its ids inside
+//!   it, so ids become visible in order.
+//! * MySQL/MariaDB: at the head, always. A query there cannot read the bounds of its
+//!   snapshot, so nothing cheap shows that no lower id is still uncommitted.
+//! * PostgreSQL: at `min(after, safe point)`. Each read returns its own snapshot's xmin
+//!   and xmax in the same statement, and the store keeps per bucket, in this instance,
+//!   the highest id below which every row that will ever commit has been returned (see
+//!   [`cursor`] for the proof). With short writer transactions the safe point trails the
+//!   cursor by about a batch, so a fetch stays cheap however many dead index entries a
+//!   long read-only transaction keeps at the head of the bucket. A transaction that holds
+//!   a transaction id for long pins the safe point until it ends; a new store instance
+//!   starts at the head.
+//!
+//!   The proof covers transactions that had a transaction id when they drew their row's
+//!   id. The library's writers take it first; a writer of its own whose first write is
+//!   the outbox insert leaves a window of one statement in which a relay's read can
+//!   misjudge (see the crate docs, "Writing rows without this library").
 
 mod batches;
 mod cursor;
