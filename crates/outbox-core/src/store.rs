@@ -165,15 +165,28 @@ pub trait OutboxStore: Send + Sync + 'static {
         bucket_count: u32,
     ) -> impl Future<Output = Result<Vec<i32>, StoreError>> + Send;
 
-    /// Up to `limit` pending rows of `bucket`, oldest first (enqueue order); with
-    /// `after = Some(id)`, only rows whose id is greater than `id`.
+    /// Up to `limit` pending rows of `bucket`, oldest first (enqueue order).
     ///
-    /// The cursor lets a relay read its next batch while the previous one is still being
-    /// deleted, and start its index scan past the rows it has already handled (on
-    /// PostgreSQL, dead index entries that a long transaction keeps from being vacuumed
-    /// would otherwise be walked on every fetch). A lower id that commits late is not seen
-    /// by a cursor read: the relay therefore reads from the head (`after = None`) whenever
-    /// a lane finds its bucket drained and at least once per poll interval.
+    /// `after = Some(id)` says the caller already holds (or has handled) every row up to
+    /// `id` that earlier reads returned, and asks for the rows above it. The cursor lets
+    /// a lane read its next batch while the previous one is still being published or
+    /// deleted, and lets the scan start past rows already handled (on PostgreSQL, the
+    /// dead index entries a long transaction keeps from being vacuumed would otherwise be
+    /// walked on every fetch).
+    ///
+    /// It is a hint, honoured only when safe. Writers serialize per key, but rows of
+    /// different keys commit out of id order: a lower id may commit after a higher one was
+    /// read, and a read `id > after` would then return that key's next row and never the
+    /// late one, publishing the key out of order. So a store returns only rows above
+    /// `after` when it can show that every row with an id `<= after` that will ever commit
+    /// has been returned by an earlier read; otherwise it starts lower, at worst at the
+    /// head as if `after` were `None`. Rows the caller already holds may therefore come
+    /// back, and the caller drops them. A head read is always correct, only costlier.
+    /// A store with no record of `bucket` (a new instance, a restarted relay) reads from
+    /// the head.
+    ///
+    /// The contract suite checks it: every read, together with the reads before it,
+    /// returns every committed row below the highest id it returned.
     fn next_batch(
         &self,
         bucket: i32,

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use outbox_core::OutboxStore;
-use outbox_core::testing::contract::{StoreFixture, row, run_store_contract};
-use outbox_core::testing::{MemoryPublisher, MemoryStore, Scripted};
+use outbox_core::testing::contract::{PendingInsert, StoreFixture, row, run_store_contract};
+use outbox_core::testing::{MemoryPublisher, MemoryStore, MemoryTransaction, Scripted};
 use outbox_core::{OutboxMessage, Publisher, StoreCapabilities};
 
 struct Fixture(MemoryStore);
@@ -19,6 +19,22 @@ impl StoreFixture for Fixture {
 
     async fn insert_committed(&self, rows: Vec<OutboxMessage>) -> Vec<i64> {
         self.0.enqueue_all(rows)
+    }
+
+    type Pending = Pending;
+
+    async fn insert_pending(&self, rows: Vec<OutboxMessage>) -> Option<(Pending, Vec<i64>)> {
+        let mut tx = self.0.begin();
+        let ids = rows.into_iter().map(|m| tx.insert(m)).collect();
+        Some((Pending(tx), ids))
+    }
+}
+
+struct Pending(MemoryTransaction);
+
+impl PendingInsert for Pending {
+    async fn commit(self) {
+        self.0.commit();
     }
 }
 

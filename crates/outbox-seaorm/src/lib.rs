@@ -215,6 +215,16 @@
 //! Insert in the same transaction as the business change. Never update or delete
 //! pending rows: the relay deletes them after the broker acknowledged them.
 //!
+//! On PostgreSQL the transaction must hold a transaction id before the insert draws the
+//! `id`: write the business row first, or run `SELECT pg_current_xact_id()` before the
+//! outbox insert. The store starts a cursor read past rows it proved final, from the
+//! snapshots of earlier reads, and that proof covers only transactions that had an xid
+//! when they drew their ids; an insert that is its transaction's first write draws the id
+//! an instant before the xid, and a read in that instant could let a later row of the same
+//! key be published first. [`Outbox`] and [`insert_rows`] take the xid in the same
+//! statement. MySQL/MariaDB (always read from the head) and SQLite (one writer at a time)
+//! need nothing.
+//!
 //! # Consumer-side deduplication
 //!
 //! Delivery is at least once, so a consumer sees some records twice. [`Inbox`] makes the

@@ -1,9 +1,14 @@
 //! Pending probe, batch reads and exact deletes of the messages table.
 
 use outbox_core::{Misconfiguration, OutboxMessage, StoreError};
-use sea_orm::{ConnectionTrait, DatabaseConnection, FromQueryResult};
-use sea_query::{Alias, Expr, ExprTrait, Order, Query, SelectStatement, UnionType};
+use sea_orm::{
+    ConnectionTrait, DatabaseConnection, DbBackend, DbErr, FromQueryResult, QueryResult, Statement,
+};
+use sea_query::{
+    Alias, Expr, ExprTrait, Order, PostgresQueryBuilder, Query, SelectStatement, UnionType,
+};
 
+use super::cursor::ReadOutcome;
 use super::{MAX_IN_LIST, unavailable};
 use crate::entity::message;
 use crate::tables::{OutboxTables, SqlNames};
@@ -96,31 +101,29 @@ fn union_of_seeks(tables: &OutboxTables, seeks: Vec<Expr>) -> Option<SelectState
     Some(first)
 }
 
-pub(crate) async fn next_batch(
-    db: &DatabaseConnection,
+/// One bucket's rows above `start` (exclusive; `None` for the head), oldest first.
+fn batch_select(
     tables: &OutboxTables,
     bucket: i32,
-    after: Option<i64>,
+    start: Option<i64>,
     limit: usize,
-) -> Result<Vec<OutboxMessage>, StoreError> {
+) -> SelectStatement {
     use message::Column as C;
-    if limit == 0 {
-        return Ok(Vec::new());
-    }
     let mut stmt = Query::select();
     stmt.columns(message::COLUMNS)
         .from(tables.messages_name())
         .and_where(Expr::col(C::Bucket).eq(bucket));
     // The keyset condition lets the (bucket, id) index scan start past the rows already
     // handled instead of walking their dead entries.
-    if let Some(after) = after {
-        stmt.and_where(Expr::col(C::Id).gt(after));
+    if let Some(start) = start {
+        stmt.and_where(Expr::col(C::Id).gt(start));
     }
-    let stmt = stmt
-        .order_by(C::Id, Order::Asc)
+    stmt.order_by(C::Id, Order::Asc)
         .limit(u64::try_from(limit).unwrap_or(u64::MAX))
-        .to_owned();
-    let rows = db.query_all(&stmt).await.map_err(unavailable)?;
+        .to_owned()
+}
+
+fn to_messages(rows: &[QueryResult]) -> Result<Vec<OutboxMessage>, StoreError> {
     rows.iter()
         .map(|row| {
             message::Model::from_query_result(row, "")
@@ -128,6 +131,71 @@ pub(crate) async fn next_batch(
                 .map_err(unavailable)
         })
         .collect()
+}
+
+/// A plain read from `start` (MySQL/MariaDB: always the head; SQLite: the caller's cursor).
+pub(crate) async fn next_batch(
+    db: &DatabaseConnection,
+    tables: &OutboxTables,
+    bucket: i32,
+    start: Option<i64>,
+    limit: usize,
+) -> Result<Vec<OutboxMessage>, StoreError> {
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let stmt = batch_select(tables, bucket, start, limit);
+    let rows = db.query_all(&stmt).await.map_err(unavailable)?;
+    to_messages(&rows)
+}
+
+/// A PostgreSQL read from `start` that also returns its own snapshot's bounds, in one
+/// statement: `pg_current_snapshot()` is the statement's active snapshot, the very one
+/// the read sees rows through (see [`super::cursor`] for what it proves).
+///
+/// `WITH s AS (SELECT pg_current_snapshot() AS snap) SELECT b.*, xmin, xmax FROM s LEFT
+/// JOIN LATERAL (<batch>) b ON true`: one row with null columns when the batch is empty.
+pub(crate) async fn next_batch_postgres(
+    db: &DatabaseConnection,
+    tables: &OutboxTables,
+    bucket: i32,
+    start: Option<i64>,
+    limit: usize,
+) -> Result<(Vec<OutboxMessage>, ReadOutcome), StoreError> {
+    let inner = batch_select(tables, bucket, start, limit.max(1));
+    let (inner_sql, values) = inner.build(PostgresQueryBuilder);
+    let sql = format!(
+        "WITH s AS MATERIALIZED (SELECT pg_current_snapshot() AS snap) \
+         SELECT b.*, pg_snapshot_xmin(s.snap)::text::bigint AS snap_xmin, \
+         pg_snapshot_xmax(s.snap)::text::bigint AS snap_xmax \
+         FROM s LEFT JOIN LATERAL ({inner_sql}) AS b ON true"
+    );
+    let stmt = Statement::from_sql_and_values(DbBackend::Postgres, sql, values);
+    let rows = db.query_all_raw(stmt).await.map_err(unavailable)?;
+    let first = rows.first().ok_or_else(|| {
+        unavailable(DbErr::Custom(
+            "the batch read returned no snapshot row".into(),
+        ))
+    })?;
+    let xmin: i64 = first.try_get("", "snap_xmin").map_err(unavailable)?;
+    let xmax: i64 = first.try_get("", "snap_xmax").map_err(unavailable)?;
+    let empty = first
+        .try_get::<Option<i64>>("", "id")
+        .map_err(unavailable)?
+        .is_none();
+    let batch = if empty || limit == 0 {
+        Vec::new()
+    } else {
+        to_messages(&rows)?
+    };
+    let outcome = ReadOutcome {
+        start,
+        last_id: batch.last().map(|m| m.id),
+        exhausted: batch.len() < limit,
+        xmin,
+        xmax,
+    };
+    Ok((batch, outcome))
 }
 
 /// Deletes exactly the listed rows: `WHERE bucket = ? AND id IN (...) AND message_id IN

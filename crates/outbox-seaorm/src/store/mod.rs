@@ -5,8 +5,32 @@
 //! Lease safety rests on one primitive, the guarded conditional `UPDATE`; which buckets to
 //! claim, extend and release is the core's [`outbox_core::plan_acquisition`], which this
 //! store only executes, in a few statements whatever the bucket count (see [`leases`]).
+//!
+//! # The keyset cursor of `next_batch`
+//!
+//! A cursor read (`after = Some(id)`) starts its scan where no row that committed late
+//! can be skipped:
+//!
+//! * SQLite: at `after`. One write transaction runs at a time and draws its ids inside
+//!   it, so ids become visible in order.
+//! * MySQL/MariaDB: at the head, always. A query there cannot read the bounds of its
+//!   snapshot, so nothing cheap shows that no lower id is still uncommitted.
+//! * PostgreSQL: at `min(after, safe point)`. Each read returns its own snapshot's xmin
+//!   and xmax in the same statement, and the store keeps per bucket, in this instance,
+//!   the highest id below which every row that will ever commit has been returned (see
+//!   [`cursor`] for the proof). With short writer transactions the safe point trails the
+//!   cursor by about a batch, so a fetch stays cheap however many dead index entries a
+//!   long read-only transaction keeps at the head of the bucket. A transaction that holds
+//!   a transaction id for long pins the safe point until it ends; a new store instance
+//!   starts at the head.
+//!
+//!   The proof covers transactions that had a transaction id when they drew their row's
+//!   id. The library's writers take it first; a writer of its own whose first write is
+//!   the outbox insert leaves a window of one statement in which a relay's read can
+//!   misjudge (see the crate docs, "Writing rows without this library").
 
 mod batches;
+mod cursor;
 mod db_error;
 mod leases;
 mod metrics;
@@ -60,9 +84,24 @@ pub(crate) const MAX_IN_LIST: usize = 500;
 /// one in-process lock, clones included, so the relay's lanes never contend for the
 /// file's write lock among themselves; reads run beside them (with WAL, which
 /// [`connect`](crate::connect()) sets).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SeaOrmStore {
     inner: Arc<Inner>,
+    /// PostgreSQL only: per bucket, how far a cursor read may start (see [`cursor`]).
+    /// Each store value keeps its own: a safe point says which rows *this value's* reads
+    /// have returned, so a clone (given to another relay) starts empty and reads from
+    /// the head.
+    safe_points: Arc<std::sync::Mutex<cursor::SafePoints>>,
+}
+
+impl Clone for SeaOrmStore {
+    /// Shares the pools and settings; starts its own cursor bookkeeping.
+    fn clone(&self) -> Self {
+        SeaOrmStore {
+            inner: Arc::clone(&self.inner),
+            safe_points: Arc::default(),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -112,6 +151,7 @@ impl SeaOrmStore {
                 backend,
                 write_gate: (backend == Backend::Sqlite).then(Arc::default),
             }),
+            safe_points: Arc::default(),
         })
     }
 
@@ -136,6 +176,7 @@ impl SeaOrmStore {
                 backend,
                 write_gate: self.inner.write_gate.clone(),
             }),
+            safe_points: Arc::clone(&self.safe_points),
         })
     }
 
@@ -167,6 +208,23 @@ impl SeaOrmStore {
     /// The backend.
     pub fn backend(&self) -> Backend {
         self.inner.backend
+    }
+
+    /// Where the last [`next_batch`](OutboxStore::next_batch) of `bucket` started its
+    /// scan: `None` before any read, `Some(None)` for the head, `Some(Some(id))` for rows
+    /// above `id`. PostgreSQL only (the other backends report `None`). For tests and
+    /// diagnostics: it shows whether a cursor was honoured.
+    #[doc(hidden)]
+    pub fn last_read_start(&self, bucket: i32) -> Option<Option<i64>> {
+        self.safe_points().last_start(bucket)
+    }
+
+    fn safe_points(&self) -> std::sync::MutexGuard<'_, cursor::SafePoints> {
+        // The state is only ever replaced whole under the lock; a panic elsewhere leaves it
+        // consistent.
+        self.safe_points
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -225,10 +283,36 @@ impl OutboxStore for SeaOrmStore {
         limit: usize,
     ) -> Result<Vec<OutboxMessage>, StoreError> {
         let i = &self.inner;
-        let span = debug_span!("outbox_store.next_batch", bucket, after, batch_size = limit);
-        batches::next_batch(&i.db, i.schema.tables(), bucket, after, limit)
-            .instrument(span)
-            .await
+        // Where the scan may start without skipping a row that committed late:
+        // - SQLite runs one write transaction at a time and draws ids inside it, so ids
+        //   become visible in order: the caller's cursor is always safe.
+        // - MySQL/MariaDB offers no cheap way to tell whether a lower id is still
+        //   uncommitted (no snapshot bounds a query can read): always the head.
+        // - PostgreSQL: from the bucket's safe point, proved with snapshots ([`cursor`]).
+        let start = match i.backend {
+            Backend::Sqlite => after,
+            Backend::MySql => None,
+            Backend::Postgres => self.safe_points().start(bucket, after),
+        };
+        let span = debug_span!(
+            "outbox_store.next_batch",
+            bucket,
+            after,
+            read_from = start,
+            batch_size = limit
+        );
+        async {
+            if i.backend != Backend::Postgres {
+                return batches::next_batch(&i.db, i.schema.tables(), bucket, start, limit).await;
+            }
+            let (batch, read) =
+                batches::next_batch_postgres(&i.db, i.schema.tables(), bucket, start, limit)
+                    .await?;
+            self.safe_points().observe(bucket, read);
+            Ok(batch)
+        }
+        .instrument(span)
+        .await
     }
 
     async fn delete_published(

@@ -12,6 +12,7 @@ mod support;
 mod bad_input;
 mod competing;
 mod contract;
+mod cursor;
 mod external_writer;
 mod inbox;
 mod inbox_concurrency;

@@ -7,11 +7,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use outbox_core::testing::contract::StoreFixture;
+use outbox_core::testing::contract::{PendingInsert, StoreFixture};
 use outbox_core::{CommitNotifier, OutboxMessage};
 use outbox_seaorm::{Migration, OutboxTables, SeaOrmStore, SqlNames, insert_rows};
 use outbox_tests::{host_port, mysql_url, postgres_url, require_tcp, sqlite_url, unique_name};
-use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbBackend};
+use sea_orm::{
+    ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend, TransactionTrait,
+};
 use sea_orm_migration::{MigrationTrait, SchemaManager};
 use sea_query::{Expr, ExprTrait, Query};
 
@@ -274,27 +276,57 @@ impl StoreFixture for Fixture {
         insert_rows(&self.tdb.db, &self.tables, &rows)
             .await
             .unwrap();
-        let stmt = Query::select()
-            .columns(["id", "message_id"])
-            .from(self.tables.messages_ref())
-            .and_where(Expr::col("message_id").is_in(rows.iter().map(|r| r.message_id)))
-            .to_owned();
-        let ids: HashMap<outbox_core::Uuid, i64> = self
-            .tdb
-            .db
-            .query_all(&stmt)
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| {
-                (
-                    r.try_get::<outbox_core::Uuid>("", "message_id").unwrap(),
-                    r.try_get::<i64>("", "id").unwrap(),
-                )
-            })
-            .collect();
-        rows.iter().map(|r| ids[&r.message_id]).collect()
+        ids_of(&self.tdb.db, &self.tables, &rows).await
     }
+
+    type Pending = OpenWriter;
+
+    /// On a connection of the observer pool, so the store's pool stays free. SQLite: see
+    /// the trait (its writers cannot overlap).
+    async fn insert_pending(&self, rows: Vec<OutboxMessage>) -> Option<(OpenWriter, Vec<i64>)> {
+        if self.tdb.kind == Kind::Sqlite {
+            return None;
+        }
+        let txn = self.tdb.observer.begin().await.unwrap();
+        insert_rows(&txn, &self.tables, &rows).await.unwrap();
+        let ids = ids_of(&txn, &self.tables, &rows).await;
+        Some((OpenWriter(txn), ids))
+    }
+}
+
+/// A writer's open transaction (the contract's late committer).
+pub struct OpenWriter(DatabaseTransaction);
+
+impl PendingInsert for OpenWriter {
+    async fn commit(self) {
+        self.0.commit().await.unwrap();
+    }
+}
+
+/// The ids the database assigned to `rows`, in their order.
+async fn ids_of<C: ConnectionTrait>(
+    conn: &C,
+    tables: &OutboxTables,
+    rows: &[OutboxMessage],
+) -> Vec<i64> {
+    let stmt = Query::select()
+        .columns(["id", "message_id"])
+        .from(tables.messages_ref())
+        .and_where(Expr::col("message_id").is_in(rows.iter().map(|r| r.message_id)))
+        .to_owned();
+    let ids: HashMap<outbox_core::Uuid, i64> = conn
+        .query_all(&stmt)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r.try_get::<outbox_core::Uuid>("", "message_id").unwrap(),
+                r.try_get::<i64>("", "id").unwrap(),
+            )
+        })
+        .collect();
+    rows.iter().map(|r| ids[&r.message_id]).collect()
 }
 
 /// A notifier that remembers every call, for asserting what a commit announced.
