@@ -109,8 +109,9 @@ STEPS:
     1. databases: as in `cargo xtask test` (started when down, never skipped)
     2. broker: --brokers, or one answering on 127.0.0.1:19092, or a project-local Tansu
        started now and stopped at the end
-    3. build: cargo build --profile <P> -p outbox-relay -p orders-demo (section 5 runs
-       the relay as separate processes; sqlite-demo runs the demo)
+    3. build: cargo build --profile <P> -p outbox-relay, plus -p orders-demo on a full run
+       (section 5 runs the relay as separate processes; sqlite-demo runs the demo, full
+       runs only)
     4. run: cargo bench --profile <P> -p outbox-tests --bench relay -- <options>
        <P> is bench-opt (optimized, workspace Cargo.toml) for a full run, and the tests'
        dev profile with --quick (the CI smoke: nothing is compiled twice)

@@ -34,10 +34,20 @@ pub async fn run(env: &Env, shared: &mut Shared, report: &mut Report) {
     let db = env.db().await;
     let source = shared.source(env, &db, report).await;
 
-    let (clean, n) = drain_healthy(env, &db, &source, false).await;
-    let (poisoned, _) = drain_healthy(env, &db, &source, true).await;
-    let clean_rate = n as f64 / clean.as_secs_f64();
-    let poisoned_rate = n as f64 / poisoned.as_secs_f64();
+    let (clean, n) = drain_healthy(env, &db, &source, false, None).await;
+    // The poisoned run gets a bounded window: a relay that stalls on the poison must
+    // yield a figure (rows acknowledged / window), not a failed benchmark.
+    let window = (clean.1 * 5).max(Duration::from_secs(env.args.pick(30, 10)));
+    let (poisoned, _) = drain_healthy(env, &db, &source, true, Some(window)).await;
+    let clean_rate = clean.0 as f64 / clean.1.as_secs_f64();
+    let poisoned_rate = poisoned.0 as f64 / poisoned.1.as_secs_f64();
+    if poisoned.0 < n {
+        report.line(
+            SECTION,
+            &format!("poisoned run: rows of buckets 1..7 acknowledged within {window:?}"),
+            format!("{} of {n}", poisoned.0),
+        );
+    }
     let ratio = poisoned_rate / clean_rate;
     report.line(
         SECTION,
@@ -57,19 +67,21 @@ pub async fn run(env: &Env, shared: &mut Shared, report: &mut Report) {
     report.target(
         "healthy buckets with one poisoned bucket / without",
         ">= 0.9",
-        format!("{ratio:.2}"),
+        format!("{ratio:.2} ({} of {n} rows in the window)", poisoned.0),
         Some(ratio >= 0.9),
     );
 }
 
 /// One relay (default options) on a copy of buckets 1..7, with the poison row first when
-/// `poison`; the time until those buckets are empty, and their row count.
+/// `poison`. Returns (rows of buckets 1..7 acknowledged, time until those buckets were
+/// empty or `window` ran out), and their row count.
 async fn drain_healthy(
     env: &Env,
     db: &DatabaseConnection,
     source: &OutboxTables,
     poison: bool,
-) -> (Duration, u64) {
+    window: Option<Duration>,
+) -> ((u64, Duration), u64) {
     let tables = env.tables(db).await;
     let topic = env.topic().await;
     if poison {
@@ -85,23 +97,35 @@ async fn drain_healthy(
     let options = env.relay_options(&schema).build().unwrap();
     let started = Instant::now();
     let relay = Relay::spawn(store, publisher, options).unwrap();
-    acks.wait_for(n, drain_timeout(n)).await;
-    wait_until(
-        "buckets 1..7 to be empty",
-        Duration::from_secs(30),
-        Duration::from_millis(2),
-        || async { data::count_in(db, &tables, &HEALTHY).await == 0 },
-    )
-    .await;
+    let deadline = started + window.unwrap_or_else(|| drain_timeout(n));
+    while acks.count() < n && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let done = acks.count().min(n);
+    if done == n {
+        wait_until(
+            "buckets 1..7 to be empty",
+            Duration::from_secs(30),
+            Duration::from_millis(2),
+            || async { data::count_in(db, &tables, &HEALTHY).await == 0 },
+        )
+        .await;
+    } else {
+        assert!(
+            poison,
+            "the clean run must drain within {:?}",
+            drain_timeout(n)
+        );
+    }
     let elapsed = started.elapsed();
     relay.stop(Duration::from_secs(10)).await.unwrap();
-    if poison {
+    if poison && done == n {
         // The poison was never published, never dropped: it is still there.
         assert_eq!(data::count_in(db, &tables, &[0]).await, 1);
         assert_eq!(acks.count(), n, "only the healthy rows were acknowledged");
     }
     env.drop_tables(db, &tables).await;
-    (elapsed, n)
+    ((done, elapsed), n)
 }
 
 /// A row of bucket 0 whose value exceeds the publisher's `max_request_size`.
