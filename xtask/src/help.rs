@@ -109,33 +109,46 @@ STEPS:
     1. databases: as in `cargo xtask test` (started when down, never skipped)
     2. broker: --brokers, or one answering on 127.0.0.1:19092, or a project-local Tansu
        started now and stopped at the end
-    3. build: cargo build -p outbox-relay (section 5 runs it as separate processes)
-    4. run: cargo bench --profile dev -p outbox-tests --bench relay -- <options>
-       (the tests' dev profile: nothing is compiled twice)
+    3. build: cargo build --profile <P> -p outbox-relay, plus -p orders-demo on a full run
+       (section 5 runs the relay as separate processes; sqlite-demo runs the demo, full
+       runs only)
+    4. run: cargo bench --profile <P> -p outbox-tests --bench relay -- <options>
+       <P> is bench-opt (optimized, workspace Cargo.toml) for a full run, and the tests'
+       dev profile with --quick (the CI smoke: nothing is compiled twice)
 
 SECTIONS (tests/benches/relay/, one file each):
     drain     1. one relay draining N pre-filled rows (1 KiB values, keys over 10,000 ids)
-                 vs. ceilings: rskafka produce alone, database fetch + delete alone
+                 with default options and with max_concurrent_lanes(1); bench process CPU
+                 per 10,000 msgs; ceilings with plain client calls at their best
+                 concurrency: rskafka produce (one task per partition) and plain SQL
+                 fetch + delete (one connection per bucket); relay / min(ceilings)
     naive     2. the hand-written loop (SELECT ... FOR UPDATE SKIP LOCKED, produce and
                  await each row, delete row by row) on the same rows, time-bounded
-    latency   3. commit-to-ack p50/p99/max at a fixed rate: local notification, polling
-                 only, and two relays with a cross-pod transport
+    latency   3. commit-to-ack p50/p99/max with local notification at 1,000 and 5,000
+                 msg/s (--rate: that one rate); at the first rate also polling only and
+                 two relays with a cross-pod transport
+    poisoned     buckets 1..7 drained with and without an unpublishable row (larger than
+                 max_request_size) at the head of bucket 0
+    snapshot     PostgreSQL: mean fetch per batch of a 10^5-row drain with and without a
+                 REPEATABLE READ transaction holding its snapshot
     enqueue   4. business transaction throughput with 0, 1 and 10 outbox rows
     scaling   5. 1, 2, 4 relay processes at 8 and 16 buckets; idle queries per second of a
                  relay owning a bucket and of one owning none (counting proxy)
     growth    6. per-batch fetch/delete/probe cost and relay rate at backlogs 10^4..10^6
+    sqlite-demo  the orders demo on SQLite at its default rate: commit-to-consumer p50/p99
 
 OPTIONS:
-    --quick                 Small sizes, short windows (a smoke run, about a minute)
+    --quick                 Small sizes, short windows (a smoke run, dev profile)
     --database <DB>         postgres (default), sqlite or mariadb
-    --rows <N>              Rows drained in sections 1-2 (default 200000; 5000 with --quick);
-                            section 5 drains N/4
-    --rate <N>              Writer rate of section 3 in messages per second (default 1000)
+    --rows <N>              Rows drained in sections 1-2, poisoned and snapshot (at most
+                            10^5 there) (default 200000; 5000 with --quick); section 5
+                            drains N/4
+    --rate <N>              Measure section 3 at this one rate instead of 1,000 and 5,000
     --only <SECTIONS>       Run only these sections (comma separated names above)
     --brokers <HOST:PORT>   Use this external broker; Tansu is neither installed nor started
     -h, --help              Print help
 
 OUTPUT:
-    A table on stdout (figures, ratios, and the issue's targets: met or not; no target
+    A table on stdout (figures, ratios, and the issue's targets: met or NO; no target
     fails the run) and target/bench/latest.json with every figure and the machine facts.
 ";

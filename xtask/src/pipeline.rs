@@ -99,7 +99,24 @@ pub(crate) fn cmd_bench(args: &Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Builds the relay binary (dev profile, as the tests) and runs the benchmark program.
+/// The cargo profile of a benchmark run: `--quick` (the CI smoke) stays on the tests'
+/// `dev` profile so that CI compiles nothing twice; a full run uses the optimized
+/// `bench-opt` profile (workspace Cargo.toml).
+pub(crate) fn bench_profile(bench_args: &[String]) -> &'static str {
+    if bench_args.iter().any(|a| a == "--quick") {
+        "dev"
+    } else {
+        "bench-opt"
+    }
+}
+
+/// Where cargo puts a profile's binaries under the target directory.
+fn profile_dir(profile: &str) -> &str {
+    if profile == "dev" { "debug" } else { profile }
+}
+
+/// Builds the relay binary (and, on a full run, the orders demo), then runs the benchmark
+/// program, all in the profile [`bench_profile`] picks.
 pub(crate) fn run_bench(
     root: &Path,
     brokers: &str,
@@ -108,17 +125,35 @@ pub(crate) fn run_bench(
     extra: &[String],
 ) -> Result<()> {
     let cargo = cargo();
+    let profile = bench_profile(bench_args);
+    // The CI smoke builds only what it built before (the relay): building the demo as
+    // well would compile the dependencies once more with another feature set. Without
+    // the demo binary the sqlite-demo section reports itself as not run.
+    let full = profile != "dev";
+    let mut packages = vec!["-p", "outbox-relay"];
+    if full {
+        packages.extend(["-p", "orders-demo"]);
+    }
     run_cmd(
         Command::new(&cargo)
-            .args(["build", "--locked", "-p", "outbox-relay"])
+            .args(["build", "--locked", "--profile", profile])
+            .args(&packages)
             .current_dir(root),
     )?;
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    let relay_bin = target.join("debug").join("outbox-relay");
-    if !relay_bin.exists() {
-        bail!("the relay binary is not at {}", relay_bin.display());
+    let bin_dir = target.join(profile_dir(profile));
+    let relay_bin = bin_dir.join("outbox-relay");
+    let demo_bin = if full {
+        bin_dir.join("orders-demo")
+    } else {
+        PathBuf::new()
+    };
+    for bin in [&relay_bin, &demo_bin] {
+        if !bin.as_os_str().is_empty() && !bin.exists() {
+            bail!("the binary is not at {}", bin.display());
+        }
     }
     let json = target.join("bench").join("latest.json");
     run_cmd(
@@ -127,7 +162,7 @@ pub(crate) fn run_bench(
                 "bench",
                 "--locked",
                 "--profile",
-                "dev",
+                profile,
                 "-p",
                 "outbox-tests",
                 "--bench",
@@ -141,7 +176,9 @@ pub(crate) fn run_bench(
             .args(bench_args)
             .args(extra)
             .current_dir(root)
+            .env("OUTBOX_BENCH_PROFILE", profile)
             .env("OUTBOX_BENCH_RELAY_BIN", &relay_bin)
+            .env("OUTBOX_BENCH_DEMO_BIN", &demo_bin)
             .env("OUTBOX_BENCH_BROKER_VERSION", broker_version)
             .env("OUTBOX_TEST_POSTGRES_URL", POSTGRES_URL)
             .env("OUTBOX_TEST_MYSQL_URL", MYSQL_URL)
@@ -245,4 +282,21 @@ pub(crate) fn cmd_test(args: &Args) -> Result<ExitCode> {
     outcome?;
     println!("==> cargo xtask test: all steps passed in {:.1} s", secs(t));
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_runs_stay_on_the_test_profile_and_full_runs_are_optimized() {
+        assert_eq!(bench_profile(&["--quick".to_owned()]), "dev");
+        assert_eq!(
+            bench_profile(&["--rows".to_owned(), "10".to_owned()]),
+            "bench-opt"
+        );
+        assert_eq!(bench_profile(&[]), "bench-opt");
+        assert_eq!(profile_dir("dev"), "debug");
+        assert_eq!(profile_dir("bench-opt"), "bench-opt");
+    }
 }

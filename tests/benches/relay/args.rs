@@ -21,7 +21,17 @@ impl DbKind {
 }
 
 /// The sections, in run order; `--only` takes these names (comma separated).
-pub const SECTIONS: [&str; 6] = ["drain", "naive", "latency", "enqueue", "scaling", "growth"];
+pub const SECTIONS: [&str; 9] = [
+    "drain",
+    "naive",
+    "latency",
+    "poisoned",
+    "snapshot",
+    "enqueue",
+    "scaling",
+    "growth",
+    "sqlite-demo",
+];
 
 #[derive(Debug, Clone)]
 pub struct Args {
@@ -29,8 +39,8 @@ pub struct Args {
     pub database: DbKind,
     /// Rows drained in sections 1 and 2.
     pub rows: u64,
-    /// Writer rate of section 3, messages per second.
-    pub rate: u64,
+    /// Writer rate of section 3, messages per second; `None`: the two rates.
+    pub rate: Option<u64>,
     pub only: Option<Vec<String>>,
     pub brokers: Option<String>,
     pub json: PathBuf,
@@ -50,7 +60,7 @@ impl Args {
         let mut quick = false;
         let mut database = DbKind::Postgres;
         let mut rows = None;
-        let mut rate = 1_000;
+        let mut rate = None;
         let mut only = None;
         let mut brokers = None;
         let mut json = None;
@@ -79,7 +89,7 @@ impl Args {
                     }
                 }
                 "--rows" => rows = Some(number(&value()?, "--rows")?),
-                "--rate" => rate = number(&value()?, "--rate")?,
+                "--rate" => rate = Some(number(&value()?, "--rate")?.max(1)),
                 "--only" => {
                     let list: Vec<String> = value()?.split(',').map(str::to_owned).collect();
                     if let Some(bad) = list.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
@@ -96,7 +106,7 @@ impl Args {
             quick,
             database,
             rows: rows.unwrap_or(if quick { 5_000 } else { 200_000 }).max(1),
-            rate: rate.max(1),
+            rate,
             only,
             brokers,
             // This package's own location: the workspace's `target/bench/`.

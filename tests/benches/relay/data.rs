@@ -5,7 +5,7 @@ use outbox_core::{EnqueueConfig, OutboxMessage};
 use outbox_seaorm::entity::message::{Column as C, INSERTED_COLUMNS};
 use outbox_seaorm::insert_rows;
 use outbox_seaorm::{OutboxTables, SqlNames};
-use sea_orm::sea_query::{Alias, Expr, Order, Query};
+use sea_orm::sea_query::{Alias, Expr, ExprTrait, Order, Query};
 use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait};
 
 /// Distinct keys.
@@ -44,7 +44,7 @@ pub async fn fill(
 ) {
     let mut start = range.start;
     while start < range.end {
-        let end = (start + FILL_CHUNK).min(range.end);
+        let end = Ord::min(start + FILL_CHUNK, range.end);
         let rows: Vec<OutboxMessage> = (start..end)
             .map(|i| message(topic, i, size, config))
             .collect();
@@ -64,6 +64,18 @@ pub async fn copy(
     topic: &str,
     limit: Option<u64>,
 ) {
+    copy_buckets(db, from, to, topic, limit, None).await;
+}
+
+/// As [`copy`], only the rows of `buckets` when given.
+pub async fn copy_buckets(
+    db: &DatabaseConnection,
+    from: &OutboxTables,
+    to: &OutboxTables,
+    topic: &str,
+    limit: Option<u64>,
+    buckets: Option<&[i32]>,
+) {
     let mut select = Query::select();
     select
         .columns([C::MessageId, C::Bucket])
@@ -71,6 +83,9 @@ pub async fn copy(
         .columns([C::Key, C::Value, C::Headers, C::Partition, C::CreatedAt])
         .from(from.messages_ref())
         .order_by(C::Id, Order::Asc);
+    if let Some(buckets) = buckets {
+        select.and_where(Expr::col(C::Bucket).is_in(buckets.iter().copied()));
+    }
     if let Some(limit) = limit {
         select.limit(limit);
     }
@@ -87,6 +102,17 @@ pub async fn count(db: &impl ConnectionTrait, tables: &OutboxTables) -> u64 {
     let stmt = Query::select()
         .expr_as(Expr::cust("COUNT(*)"), Alias::new("n"))
         .from(tables.messages_ref())
+        .to_owned();
+    let row = db.query_one(&stmt).await.unwrap().unwrap();
+    u64::try_from(row.try_get::<i64>("", "n").unwrap()).unwrap()
+}
+
+/// Rows left in `buckets`.
+pub async fn count_in(db: &impl ConnectionTrait, tables: &OutboxTables, buckets: &[i32]) -> u64 {
+    let stmt = Query::select()
+        .expr_as(Expr::cust("COUNT(*)"), Alias::new("n"))
+        .from(tables.messages_ref())
+        .and_where(Expr::col(C::Bucket).is_in(buckets.iter().copied()))
         .to_owned();
     let row = db.query_one(&stmt).await.unwrap().unwrap();
     u64::try_from(row.try_get::<i64>("", "n").unwrap()).unwrap()

@@ -63,6 +63,19 @@ impl Env {
         self.db_at(&self.url).await
     }
 
+    /// A pool of exactly one connection: one task's own session (the ceilings, the
+    /// snapshot holder).
+    pub async fn db_single(&self) -> DatabaseConnection {
+        let mut options = ConnectOptions::new(self.url.clone());
+        options
+            .sqlx_logging(false)
+            .max_connections(1)
+            .min_connections(1);
+        Database::connect(options)
+            .await
+            .unwrap_or_else(|e| panic!("connecting to {}: {e}", self.url))
+    }
+
     pub async fn db_at(&self, url: &str) -> DatabaseConnection {
         let mut options = outbox_seaorm::ConnectSettings::new(url).options();
         options.sqlx_logging(false);

@@ -2,17 +2,20 @@
 //!
 //! ```text
 //! cargo xtask bench [--quick] [--database postgres|sqlite|mariadb] [--rows N] [--rate N]
-//!                   [--only drain,naive,latency,enqueue,scaling,growth]
+//!                   [--only drain,naive,latency,poisoned,snapshot,enqueue,scaling,growth,sqlite-demo]
 //! ```
 //!
 //! xtask starts the services, builds the relay binary (section 5 runs it as separate
-//! processes, path in `OUTBOX_BENCH_RELAY_BIN`) and runs this program with
-//! `cargo bench --profile dev -p outbox-tests --bench relay -- <args>`: the tests' build
-//! profile, so CI compiles nothing twice.
+//! processes, path in `OUTBOX_BENCH_RELAY_BIN`) and the orders demo
+//! (`OUTBOX_BENCH_DEMO_BIN`), and runs this program with `cargo bench --profile <p> -p
+//! outbox-tests --bench relay -- <args>`: the optimized `bench-opt` profile for a full
+//! run, the tests' `dev` profile with `--quick` (the CI smoke compiles nothing twice).
 //!
-//! Sections (one file each): 1 drain throughput and its ceilings, 2 the hand-written
-//! baseline, 3 commit-to-ack latency, 4 enqueue overhead, 5 scaling and idle cost, 6 cost
-//! growth with the backlog. Prints a table and writes every figure, the ratios and the
+//! Sections (one file each): 1 drain throughput (default options and one lane) and its
+//! ceilings, 2 the hand-written baseline, 3 commit-to-ack latency at 1,000 and 5,000
+//! msg/s, poisoned (one unpublishable row in bucket 0), snapshot (an old snapshot held
+//! during a drain, PostgreSQL), 4 enqueue overhead, 5 scaling and idle cost, 6 cost
+//! growth with the backlog, sqlite-demo (the orders demo's latency). Prints a table and writes every figure, the ratios and the
 //! machine facts to `target/bench/latest.json`. No threshold fails the run: the targets
 //! are reported, met or not.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -28,9 +31,12 @@ mod env;
 mod growth;
 mod latency;
 mod naive;
+mod poisoned;
 mod processes;
 mod report;
 mod scaling;
+mod snapshot;
+mod sqlite_demo;
 mod timing;
 
 use std::time::Instant;
@@ -86,6 +92,17 @@ impl Shared {
     }
 }
 
+/// The cargo profile this program was built with, as xtask passed it
+/// (`OUTBOX_BENCH_PROFILE`), else told by whether debug assertions are on.
+fn profile() -> String {
+    match std::env::var("OUTBOX_BENCH_PROFILE") {
+        Ok(p) if p == "dev" => "dev profile (workspace crates opt-level 0, dependencies 1)".into(),
+        Ok(p) if !p.is_empty() => format!("{p} profile (optimized)"),
+        _ if cfg!(debug_assertions) => "a debug build".into(),
+        _ => "an optimized build".into(),
+    }
+}
+
 fn main() {
     let args = match Args::parse() {
         Ok(args) => args,
@@ -110,8 +127,9 @@ async fn run(args: Args) {
     let version = env.database_version(&db).await;
     let broker = std::env::var("OUTBOX_BENCH_BROKER_VERSION")
         .unwrap_or_else(|_| format!("unknown (external broker {})", env.brokers));
+    let profile = profile();
     println!(
-        "relay benchmark{}: {} ({version}), broker {} ({broker}), {cores} cores, dev profile",
+        "relay benchmark{}: {} ({version}), broker {} ({broker}), {cores} cores, {profile}",
         if env.args.quick { " (--quick)" } else { "" },
         env.kind().name(),
         env.brokers
@@ -122,10 +140,7 @@ async fn run(args: Args) {
     report.fact("broker_version", broker);
     report.fact("brokers", env.brokers.clone());
     report.fact("quick", env.args.quick);
-    report.fact(
-        "profile",
-        "dev (workspace crates opt-level 0, dependencies 1)",
-    );
+    report.fact("profile", profile);
     report.fact("os", std::env::consts::OS);
     report.fact(
         "unix_time",
@@ -144,6 +159,12 @@ async fn run(args: Args) {
     if env.args.runs("latency") {
         latency::run(&env, &mut report).await;
     }
+    if env.args.runs("poisoned") {
+        poisoned::run(&env, &mut shared, &mut report).await;
+    }
+    if env.args.runs("snapshot") {
+        snapshot::run(&env, &mut shared, &mut report).await;
+    }
     if env.args.runs("enqueue") {
         enqueue::run(&env, &mut report).await;
     }
@@ -152,6 +173,9 @@ async fn run(args: Args) {
     }
     if env.args.runs("growth") {
         growth::run(&env, &mut report).await;
+    }
+    if env.args.runs("sqlite-demo") {
+        sqlite_demo::run(&env, &mut report).await;
     }
     if let Some(source) = shared.source.take() {
         env.drop_tables(&db, &source).await;
