@@ -66,11 +66,10 @@ impl Env {
     /// A pool of exactly one connection: one task's own session (the ceilings, the
     /// snapshot holder).
     pub async fn db_single(&self) -> DatabaseConnection {
-        let mut options = ConnectOptions::new(self.url.clone());
-        options
-            .sqlx_logging(false)
+        let mut options = outbox_seaorm::ConnectSettings::new(&self.url)
             .max_connections(1)
-            .min_connections(1);
+            .options();
+        options.sqlx_logging(false).min_connections(1);
         Database::connect(options)
             .await
             .unwrap_or_else(|e| panic!("connecting to {}: {e}", self.url))
