@@ -110,3 +110,24 @@ fn with_one_slot_a_lone_ready_lane_still_pipelines() {
     h.fetched(0, rows(0, 1..=2));
     assert_eq!(h.briefs(), ["publish 0 [1, 2]", "fetch 0 after 2 limit 4"]);
 }
+
+#[test]
+fn with_one_slot_a_lane_gives_its_slot_up_after_one_batch_when_another_waits() {
+    let mut h = with_lanes(1);
+    h.start(&[0, 1], &[0, 1]);
+    assert_eq!(h.briefs(), ["fetch 0 from head limit 2"]);
+    h.fetched(0, rows(0, 1..=2));
+    assert_eq!(
+        h.briefs(),
+        ["publish 0 [1, 2]"],
+        "no fetch of bucket 0's next batch while bucket 1 waits for the slot"
+    );
+    h.acked(0, 2);
+    assert_eq!(h.briefs(), ["delete 0 [1, 2]"]);
+    h.deleted(0);
+    assert_eq!(
+        h.briefs(),
+        ["fetch 1 from head limit 2"],
+        "bucket 0 is still ready, but bucket 1's turn comes first"
+    );
+}
