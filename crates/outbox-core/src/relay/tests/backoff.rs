@@ -226,19 +226,22 @@ fn poll_timeout_is_never_in_the_past_while_a_lane_recovers_from_a_backoff() {
 /// lane: nothing is due for it until that lane lets go, which an outcome reports.
 #[test]
 fn poll_timeout_is_never_in_the_past_while_a_lane_waits_for_a_slot() {
-    let mut h = TestRelay::new(
-        options().max_concurrent_lanes(1).build().unwrap(),
-        RENEWING,
-    );
+    let mut h = TestRelay::new(options().max_concurrent_lanes(1).build().unwrap(), RENEWING);
     h.start(&[0, 1], &[0, 1]);
     assert_eq!(h.briefs(), ["fetch 0 from head limit 2"]);
     h.fetch_failed(0);
     assert_eq!(h.briefs(), ["fetch 1 from head limit 2"]);
     h.fetched(1, rows(1, 11..=12));
-    assert_eq!(h.briefs(), ["publish 1 [11, 12]", "fetch 1 after 12 limit 4"]);
+    assert_eq!(
+        h.briefs(),
+        ["publish 1 [11, 12]", "fetch 1 after 12 limit 4"]
+    );
     h.at(1_000);
     for command in h.cmds() {
-        assert!(lane_of(&command).is_none(), "the slot is taken: {command:?}");
+        assert!(
+            lane_of(&command).is_none(),
+            "the slot is taken: {command:?}"
+        );
         if matches!(command, Command::ProbePending { .. }) {
             h.m.handle(h.now, Outcome::Probed(Ok(vec![0, 1])));
         }
