@@ -48,6 +48,8 @@ pub(crate) enum StoreCall {
 pub(crate) struct Publishing {
     pub batch: Arc<[OutboxMessage]>,
     pub started: Monotonic,
+    /// The lane's failure total when the publish was issued (see [`PendingDelete`]).
+    pub failures_seen: u64,
     /// The lease was lost while the publish ran: delete nothing.
     pub lease_lost: bool,
 }
@@ -199,6 +201,9 @@ impl Lane {
         self.failures = self.failures.saturating_add(1);
         self.failures_total = self.failures_total.saturating_add(1);
         self.backoff_until = Some(until);
+        // Rows of the failed work are still pending: fetch again once the backoff ends,
+        // without waiting for a probe.
+        self.ready = self.owned;
         self.resync = true;
         self.cursor = None;
         self.next = None;
@@ -223,12 +228,14 @@ impl Lane {
             + self.to_delete.iter().map(|d| d.count).sum::<usize>()
     }
 
-    /// Keeps the rows of a fetched batch the lane does not already hold, at most `max`.
-    pub fn fresh_rows(&self, rows: Vec<OutboxMessage>, max: usize) -> Vec<OutboxMessage> {
-        rows.into_iter()
-            .filter(|m| !self.holds(m.id))
-            .take(max)
-            .collect()
+    /// Keeps the rows of a fetched batch the lane does not already hold, at most `max`;
+    /// also says whether more were left over.
+    pub fn fresh_rows(&self, rows: Vec<OutboxMessage>, max: usize) -> (Vec<OutboxMessage>, bool) {
+        let mut fresh: Vec<OutboxMessage> =
+            rows.into_iter().filter(|m| !self.holds(m.id)).collect();
+        let left_over = fresh.len() > max;
+        fresh.truncate(max);
+        (fresh, left_over)
     }
 }
 
@@ -260,6 +267,7 @@ mod tests {
             batch: vec![row(1), row(3)].into(),
             started: Monotonic::ZERO,
             lease_lost: false,
+            failures_seen: 0,
         });
         lane.to_delete.push_back(PendingDelete {
             batch: vec![row(0), row(5)].into(),
@@ -269,6 +277,7 @@ mod tests {
         });
         let fresh: Vec<i64> = lane
             .fresh_rows(vec![row(0), row(1), row(2), row(3), row(5)], 10)
+            .0
             .iter()
             .map(|m| m.id)
             .collect();

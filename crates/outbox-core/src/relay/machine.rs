@@ -372,9 +372,12 @@ impl RelayMachine {
         // The cursor moves only over rows handed to a publish: a fetched batch that is
         // dropped (a failure, a lost or surplus bucket) must be read again.
         lane.cursor = batch.last().map(|m| m.id).max(lane.cursor);
+        // Acting again ends the backoff (its deadline must not linger in poll_timeout).
+        lane.backoff_until = None;
         lane.publishing = Some(Publishing {
             batch: Arc::clone(&batch),
             started: now.mono,
+            failures_seen: lane.failures_total,
             lease_lost: false,
         });
         Some(Command::Publish { bucket, batch })
@@ -433,6 +436,7 @@ impl RelayMachine {
             limit,
         });
         lane.hinted_since_fetch = false;
+        lane.backoff_until = None;
         lane.fetches_this_turn = lane.fetches_this_turn.saturating_add(1);
         Some(Command::FetchBatch {
             bucket,
@@ -458,11 +462,14 @@ impl RelayMachine {
             consider(self.leases.next_renew_at());
         }
         let control_idle = matches!(self.control, Control::Idle);
-        if self.life == Life::Running && control_idle && self.renewing.is_none() {
+        if self.life == Life::Running && control_idle {
             match self.control_backoff_until {
                 Some(until) => consider(until),
                 None => {
-                    consider(self.leases.next_acquire_at());
+                    // An acquisition waits for a renewal in flight; a probe does not.
+                    if self.renewing.is_none() {
+                        consider(self.leases.next_acquire_at());
+                    }
                     if owns {
                         consider(self.discovery.next_at());
                     }
@@ -470,10 +477,13 @@ impl RelayMachine {
             }
         }
         if self.life == Life::Running {
+            let slot_free = self.active_lanes() < self.options.max_concurrent_lanes();
             for lane in self.lanes.values() {
+                // A lane's backoff matters only if, once it ends, the lane can act.
                 if let Some(until) = lane.backoff_until
                     && lane.owned
                     && (lane.ready || lane.next.is_some())
+                    && (lane.is_active() || slot_free)
                 {
                     consider(until);
                 }
@@ -723,13 +733,15 @@ impl RelayMachine {
         if discard || !lane.owned || !valid {
             return;
         }
-        if rows.len() < limit {
+        let short = rows.len() < limit;
+        let (fresh, left_over) = lane.fresh_rows(rows, batch_size);
+        if short && !left_over {
             // Short: the bucket is drained unless a hint arrived meanwhile.
             if !lane.hinted_since_fetch {
                 lane.ready = false;
             }
             lane.hinted_since_fetch = false;
-            if rows.is_empty() {
+            if fresh.is_empty() && !lane.is_active() {
                 // An empty bucket with nothing of the lane in flight is the lane's
                 // success: none of its rows is failing. (Empty past the cursor while a
                 // batch is still out says nothing about that batch.)
@@ -740,7 +752,6 @@ impl RelayMachine {
                 return;
             }
         }
-        let fresh = lane.fresh_rows(rows, batch_size);
         if fresh.is_empty() {
             // Everything read is already in the pipeline: wait for it to move on.
             lane.stalled = lane.ready;
@@ -763,6 +774,7 @@ impl RelayMachine {
             batch,
             started,
             lease_lost,
+            failures_seen,
         } = publishing;
         let elapsed = now.mono.saturating_duration_since(started);
         let acknowledged = outcome.acknowledged.min(batch.len());
@@ -806,7 +818,7 @@ impl RelayMachine {
             lane.to_delete.push_back(PendingDelete {
                 batch,
                 count: acknowledged,
-                failures_seen: lane.failures_total,
+                failures_seen,
                 published_in_full: !failed,
             });
         }

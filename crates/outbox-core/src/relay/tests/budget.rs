@@ -28,7 +28,7 @@ fn without_renewal_the_budget_is_reserved_by_acquiring_first() {
     let mut briefs = h.briefs();
     briefs.extend(h.briefs());
     assert_eq!(briefs, ["acquire"], "extend the lease before publishing");
-    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0].into())));
     let mut briefs = h.briefs();
     if briefs == ["fetch 0 from head limit 2"] {
         // Reading the rows again is allowed too.
@@ -58,7 +58,7 @@ fn without_renewal_a_lease_too_short_keeps_the_rows() {
     briefs.extend(h.briefs());
     assert_eq!(briefs, ["acquire"]);
     h.at(2_000);
-    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0].into())));
     let briefs = h.briefs();
     assert!(
         !briefs.iter().any(|b| b.starts_with("publish")),

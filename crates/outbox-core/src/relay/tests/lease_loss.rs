@@ -84,7 +84,7 @@ fn a_renewal_that_loses_some_buckets_stops_their_lanes_and_the_others_go_on() {
             seen.push(brief(&command));
             match command {
                 Command::AcquireLeases { .. } => {
-                    h.m.handle(h.now, Outcome::Acquired(Ok(vec![2])));
+                    h.m.handle(h.now, Outcome::Acquired(Ok(vec![2].into())));
                 }
                 Command::DeletePublished { bucket: 2, .. } => h.deleted(2),
                 _ => {}
@@ -136,7 +136,7 @@ fn leases_running_out_by_the_clock_stop_every_busy_lane() {
     );
     assert!(briefs.contains(&"acquire".to_string()), "{briefs:?}");
     // Won back: the new term starts from the head (rows 1, 2 and 11 were not deleted).
-    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0, 1])));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0, 1].into())));
     assert_eq!(h.briefs(), ["probe [0, 1]"]);
     h.m.handle(h.now, Outcome::Probed(Ok(vec![0, 1])));
     assert_eq!(

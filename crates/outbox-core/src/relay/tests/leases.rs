@@ -40,9 +40,15 @@ fn lease_validity_is_rechecked_after_the_fetch() {
 #[test]
 fn lease_is_measured_from_before_acquisition() {
     let mut h = TestRelay::renewing();
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
+    assert_eq!(
+        h.cmd(),
+        Some(Command::AcquireLeases {
+            now: h.now.wall,
+            busy: vec![]
+        })
+    );
     h.at(5_000); // slow acquisition
-    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0].into())));
     assert_eq!(h.m.lease_valid_until(), Timestamp::from_millis(30_000));
     assert!(h.m.may_act_on(0, at(29_999)));
     assert!(!h.m.may_act_on(0, at(30_000)), "expiry is exclusive");
@@ -169,7 +175,7 @@ fn relay_level_store_errors_back_off_exponentially_and_recover() {
     assert_eq!(backoffs, [(None, 1_000, 1), (None, 2_000, 2)]);
     h.at(3_000);
     assert!(matches!(h.cmd(), Some(Command::AcquireLeases { .. })));
-    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0].into())));
     assert_eq!(h.cmd(), Some(Command::ProbePending { buckets: vec![0] }));
 }
 
@@ -194,7 +200,7 @@ fn a_failed_acquisition_leaves_the_relay_owning_nothing_until_the_next_one() {
     let retry = h.m.poll_timeout().unwrap();
     h.at(millis(retry));
     assert!(matches!(h.cmd(), Some(Command::AcquireLeases { .. })));
-    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0])));
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0].into())));
     assert!(h.m.may_act_on(0, h.now) && !h.m.may_act_on(1, h.now));
 }
 
@@ -262,7 +268,10 @@ fn a_relay_without_buckets_only_waits_for_the_next_ownership_refresh() {
     h.at(10_000);
     assert_eq!(
         h.cmd(),
-        Some(Command::AcquireLeases { now: h.now.wall }),
+        Some(Command::AcquireLeases {
+            now: h.now.wall,
+            busy: vec![]
+        }),
         "still heartbeating"
     );
 }
@@ -290,7 +299,7 @@ fn readiness_and_every_ownership_change_are_events() {
         "the first answer makes the (empty) owned set known: {events:?}"
     );
     let now = h.idle_until_acquisition();
-    h.m.handle(now, Outcome::Acquired(Ok(vec![3])));
+    h.m.handle(now, Outcome::Acquired(Ok(vec![3].into())));
     let events = h.events();
     assert!(
         !events.iter().any(|e| matches!(e, RelayEvent::Joined)),

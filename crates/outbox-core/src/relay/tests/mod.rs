@@ -192,11 +192,14 @@ impl TestRelay {
     fn join_at(&mut self, answered_ms: i64, owned: &[i32], pending: &[i32]) {
         assert_eq!(
             self.cmd(),
-            Some(Command::AcquireLeases { now: self.now.wall })
+            Some(Command::AcquireLeases {
+                now: self.now.wall,
+                busy: vec![]
+            })
         );
         self.at(answered_ms);
         self.m
-            .handle(self.now, Outcome::Acquired(Ok(owned.to_vec())));
+            .handle(self.now, Outcome::Acquired(Ok(owned.to_vec().into())));
         if owned.is_empty() {
             return;
         }
@@ -386,7 +389,7 @@ impl World {
             return None;
         }
         Some(match command {
-            Command::AcquireLeases { .. } => Outcome::Acquired(Ok(self.owned.clone())),
+            Command::AcquireLeases { .. } => Outcome::Acquired(Ok(self.owned.clone().into())),
             Command::ProbePending { buckets } => Outcome::Probed(Ok(buckets
                 .iter()
                 .copied()

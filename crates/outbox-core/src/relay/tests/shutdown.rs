@@ -135,7 +135,7 @@ fn a_release_waits_for_an_acquisition_in_flight_and_a_failed_release_still_stops
     let now = h.idle_until_acquisition();
     h.m.handle_shutdown();
     assert_eq!(h.cmd(), None, "the acquisition is still in flight");
-    h.m.handle(now, Outcome::Acquired(Ok(vec![0])));
+    h.m.handle(now, Outcome::Acquired(Ok(vec![0].into())));
     assert_eq!(h.cmd(), Some(Command::ReleaseLeases));
     h.m.handle(
         h.now,

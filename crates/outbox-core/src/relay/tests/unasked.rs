@@ -42,9 +42,15 @@ fn unexpected_results_trip_a_debug_assertion_and_are_otherwise_ignored() {
             "debug builds assert, release builds ignore"
         );
     }
-    assert_eq!(h.cmd(), Some(Command::AcquireLeases { now: h.now.wall }));
+    assert_eq!(
+        h.cmd(),
+        Some(Command::AcquireLeases {
+            now: h.now.wall,
+            busy: vec![]
+        })
+    );
     assert!(
-        h.m.awaits(&Outcome::Acquired(Ok(vec![]))),
+        h.m.awaits(&Outcome::Acquired(Ok(vec![].into()))),
         "and it awaits what it asked for"
     );
 }
