@@ -76,10 +76,10 @@
 //! on the monotonic clock (lease expiry, renewal, rebalance, discovery, end of a lane's
 //! backoff), so an idle relay that owns no bucket wakes only for its next heartbeat.
 //!
-//! **Rules that keep rows safe.** An acquisition names the lanes with a publish or delete
-//! in flight as busy: the store never hands those buckets over in that call (they come
-//! back as surplus, and the lane finishes and gives them up at the next acquisition), and
-//! while the acquisition runs only busy lanes act. A lease lost or expired while lanes
+//! **Rules that keep rows safe.** An acquisition names the lanes that keep working while it
+//! runs as busy: the store never hands those buckets over in that call (above the share
+//! they come back as surplus, and the lane finishes and gives them up at the next
+//! acquisition), and while the acquisition runs only busy lanes act. A lease lost or expired while lanes
 //! are busy means their rows are left for the next owner: nothing is deleted and nothing
 //! new is published there. A failed publish drops every batch fetched behind it, and the
 //! lane reads from the head again once nothing of it is in flight. Store and publish

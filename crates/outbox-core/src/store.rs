@@ -53,8 +53,8 @@ pub struct LeaseRequest<'a> {
     pub lease_duration: Duration,
     /// The relay's clock, read before the call.
     pub now: Timestamp,
-    /// Buckets the relay is still publishing or deleting in: an acquisition keeps them
-    /// even above the share (see [`LeasePlan::keeping_busy`](crate::LeasePlan::keeping_busy))
+    /// Buckets the relay keeps publishing and deleting in while the call runs: an
+    /// acquisition keeps them even above the share (see [`LeasePlan::keeping_busy`](crate::LeasePlan::keeping_busy))
     /// and reports them in [`Acquired::surplus`]. Renewals and releases ignore it.
     pub busy: &'a [i32],
 }

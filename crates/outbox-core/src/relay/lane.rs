@@ -124,14 +124,6 @@ impl Lane {
         }
     }
 
-    /// A publish or a delete of this lane is in flight or queued: the bucket must not
-    /// change hands now.
-    pub fn is_busy(&self) -> bool {
-        self.publishing.is_some()
-            || !self.to_delete.is_empty()
-            || matches!(self.store_call, Some(StoreCall::Deleting { .. }))
-    }
-
     /// A store call or a publish of this lane is in flight.
     pub fn in_flight(&self) -> bool {
         self.store_call.is_some() || self.publishing.is_some()

@@ -364,8 +364,14 @@ impl RelayMachine {
                     && self.may_act_on(l.bucket, now)
             })?
             .bucket;
-        if !self.capabilities.lease_renewal && !self.reserve_publish_budget(now, bucket) {
-            return None;
+        if !self.capabilities.lease_renewal {
+            // Without renewal the lease must cover the whole publish; while an
+            // acquisition (which extends it) is out, wait for its answer.
+            if matches!(self.control, Control::Acquiring { .. })
+                || !self.reserve_publish_budget(now, bucket)
+            {
+                return None;
+            }
         }
         let lane = self.lanes.get_mut(&bucket)?;
         let batch = lane.next.take()?;
@@ -923,10 +929,13 @@ impl RelayMachine {
     }
 
     fn start_acquire(&mut self, now: Now) -> Command {
+        // Every lane keeps working while the acquisition runs, so it names them all
+        // busy, except surplus lanes that have gone quiet: those are the ones to hand
+        // over now. A lane kept above the share comes back as surplus and winds down.
         let busy: Vec<i32> = self
             .lanes
             .values()
-            .filter(|l| l.owned && l.is_busy())
+            .filter(|l| l.owned && !(l.surplus && !l.is_active()))
             .map(|l| l.bucket)
             .collect();
         self.control = Control::Acquiring {

@@ -22,12 +22,12 @@
 //! so that every ready bucket is served in turn.
 //!
 //! Lease work runs at relay level, beside the lanes. An acquisition (which rebalances, and
-//! so may hand buckets to other relays) names the buckets with a publish or delete in
-//! flight as busy; the store keeps those even above the relay's share and reports them as
-//! surplus. While the acquisition runs only the busy lanes act; afterwards a surplus lane
-//! starts nothing new, finishes what it has, and the next acquisition (due as soon as it
-//! is quiet) hands it over. So no bucket changes hands while this relay may still publish
-//! or delete in it, and no lease call, however slow, stops the busy lanes. With a store
+//! so may hand buckets to other relays) names every lane it keeps working on as busy; the
+//! store keeps those even above the relay's share and reports them as surplus. While the
+//! acquisition runs only the busy lanes act; afterwards a surplus lane starts nothing
+//! new, finishes what it has, and the next acquisition (due as soon as it is quiet) hands
+//! it over. So no bucket changes hands while this relay may still publish or delete in
+//! it, and no lease call, however slow, stops the lanes. With a store
 //! that renews, the next acquisition is due one renew interval after the previous one
 //! *finished*.
 //!

@@ -618,6 +618,15 @@ impl World {
                         let owned_now = &rs.owned_before;
                         rs.lane_failures.retain(|b, _| owned_now.contains(b));
                     }
+                    RelayEvent::Published {
+                        bucket,
+                        failed: false,
+                        ..
+                    } => {
+                        // A batch of rows before the poisoned one (a late commit) went
+                        // out: a success of the lane's own.
+                        rs.lane_failures.remove(&bucket);
+                    }
                     RelayEvent::PublishFailed { bucket, error } => {
                         poison_failure = (error.message_id.is_some()
                             && error.message_id == self.poison_row.map(|(m, _)| m))
