@@ -59,11 +59,11 @@
 //!
 //! **Commands out** ([`RelayMachine::poll_command`], called until it returns `None`; many
 //! may be in flight):
-//! 1. Relay level, one at a time: `AcquireLeases` when the rebalance deadline passed
-//!    (heartbeat, fair-share claim and release, extension, as planned by
-//!    [`plan_acquisition`]); `ProbePending` over all owned buckets when discovery is due
-//!    (poll interval, a new bucket, or an unknown hint); and beside them `RenewLeases`
-//!    when the renewal deadline passed (stores with the renewal capability).
+//! 1. Relay level: one lease call at a time, `AcquireLeases` when the rebalance deadline
+//!    passed (heartbeat, fair-share claim and release, extension, as planned by
+//!    [`plan_acquisition`]) or `RenewLeases` when the renewal deadline passed (stores
+//!    with the renewal capability); and beside it `ProbePending` over all owned buckets
+//!    when discovery is due (poll interval, a new bucket, or an unknown hint).
 //! 2. Per lane: `DeletePublished` for exactly an acknowledged prefix, `Publish` of the
 //!    fetched batch, `FetchBatch` (after the lane's cursor) while the lane holds a slot.
 //! 3. `ReleaseLeases`, once, as the last command of a graceful stop (stores with the

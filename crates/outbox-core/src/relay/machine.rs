@@ -16,7 +16,8 @@ use crate::publisher::PublishOutcome;
 use crate::store::{Acquired, RenewOutcome, StoreCapabilities};
 use crate::time::{Monotonic, Now, Timestamp};
 
-/// The relay-level call in flight (a renewal is tracked apart: it runs beside the rest).
+/// The acquisition or release in flight (a renewal and a probe are tracked apart: they run
+/// beside it).
 #[derive(Debug)]
 enum Control {
     Idle,
@@ -24,9 +25,6 @@ enum Control {
         started: Now,
         /// The lanes that may go on acting while it runs: the store keeps them.
         busy: Vec<i32>,
-    },
-    Probing {
-        started: Monotonic,
     },
     /// The release is in flight; `buckets` were owned when it was issued.
     Releasing {
@@ -60,6 +58,8 @@ pub struct RelayMachine {
     control: Control,
     /// Start time of a renewal in flight.
     renewing: Option<Now>,
+    /// Start time of a probe in flight (a read: it runs beside any other call).
+    probing: Option<Monotonic>,
     /// Failures in a row of relay-level calls (acquisition, probe).
     control_failures: u32,
     control_backoff_until: Option<Monotonic>,
@@ -103,6 +103,7 @@ impl RelayMachine {
             capabilities,
             control: Control::Idle,
             renewing: None,
+            probing: None,
             control_failures: 0,
             control_backoff_until: None,
             reservation_retried: false,
@@ -200,6 +201,7 @@ impl RelayMachine {
     fn is_idle(&self) -> bool {
         matches!(self.control, Control::Idle)
             && self.renewing.is_none()
+            && self.probing.is_none()
             && self.lanes.values().all(|l| !l.in_flight())
     }
 
@@ -230,16 +232,10 @@ impl RelayMachine {
         self.next_lane_command(now)
     }
 
-    /// Renewal beside the lanes; an acquisition once the lanes are quiet.
+    /// One lease call at a time (acquisition, renewal or release), beside the lanes and
+    /// any probe.
     fn next_lease_command(&mut self, now: Now) -> Option<Command> {
         if !matches!(self.control, Control::Idle) || self.renewing.is_some() {
-            // One lease call at a time; a renewal may run beside a probe.
-            if matches!(self.control, Control::Probing { .. })
-                && self.renewing.is_none()
-                && self.renewal_due(now)
-            {
-                return Some(self.start_renewal(now));
-            }
             return None;
         }
         if self.life == Life::Running && self.acquisition_due(now) {
@@ -267,15 +263,15 @@ impl RelayMachine {
     }
 
     fn next_probe(&mut self, now: Now) -> Option<Command> {
-        if !matches!(self.control, Control::Idle)
+        if self.probing.is_some()
+            || self.life != Life::Running
             || !self.leases.owns_any()
             || !self.discovery.due(now.mono)
-            || self.acquisition_due(now)
             || self.control_backoff_until.is_some_and(|u| now.mono < u)
         {
             return None;
         }
-        self.control = Control::Probing { started: now.mono };
+        self.probing = Some(now.mono);
         Some(Command::ProbePending {
             buckets: self.leases.owned().iter().copied().collect(),
         })
@@ -468,15 +464,16 @@ impl RelayMachine {
             consider(self.leases.next_renew_at());
         }
         let control_idle = matches!(self.control, Control::Idle);
-        if self.life == Life::Running && control_idle {
+        if self.life == Life::Running {
             match self.control_backoff_until {
                 Some(until) => consider(until),
                 None => {
-                    // An acquisition waits for a renewal in flight; a probe does not.
-                    if self.renewing.is_none() {
+                    // An acquisition waits for the lease call in flight; a probe only
+                    // for the probe in flight.
+                    if control_idle && self.renewing.is_none() {
                         consider(self.leases.next_acquire_at());
                     }
-                    if owns {
+                    if owns && self.probing.is_none() {
                         consider(self.discovery.next_at());
                     }
                 }
@@ -588,7 +585,7 @@ impl RelayMachine {
         match outcome {
             Outcome::Renewed(_) => self.renewing.is_some(),
             Outcome::Acquired(_) => matches!(self.control, Control::Acquiring { .. }),
-            Outcome::Probed(_) => matches!(self.control, Control::Probing { .. }),
+            Outcome::Probed(_) => self.probing.is_some(),
             Outcome::Fetched { bucket, .. } => lane(bucket)
                 .is_some_and(|l| matches!(l.store_call, Some(StoreCall::Fetching { .. }))),
             Outcome::Published { bucket, .. } | Outcome::PublishCancelled { bucket } => {
@@ -683,10 +680,9 @@ impl RelayMachine {
 
     /// Result of [`Command::ProbePending`].
     fn on_probed(&mut self, now: Now, result: Result<Vec<i32>, StoreError>) {
-        let Control::Probing { started } = self.control else {
+        let Some(started) = self.probing.take() else {
             return;
         };
-        self.control = Control::Idle;
         match result {
             Ok(buckets) => {
                 self.check_expiry(now);

@@ -31,9 +31,9 @@
 //! that renews, the next acquisition is due one renew interval after the previous one
 //! *finished*.
 //!
-//! Concurrency rules the machine enforces: one relay-level call (acquisition, probe or
-//! release) at a time, a renewal beside it or beside the lanes, and per lane at most one
-//! store call and one publish.
+//! Concurrency rules the machine enforces: one lease call (acquisition, renewal or
+//! release) at a time, one probe beside it, and per lane at most one store call and one
+//! publish.
 
 mod discovery;
 mod lane;
