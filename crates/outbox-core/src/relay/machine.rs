@@ -643,9 +643,12 @@ impl RelayMachine {
                 for lane in self.lanes.values_mut() {
                     lane.surplus = lane.owned && surplus.contains(&lane.bucket);
                     if lane.surplus {
-                        // Finish what is out; fetch and publish nothing more here.
+                        // Finish what is out; fetch and publish nothing more here. The
+                        // dropped batch may hold rows below the cursor: read from the head
+                        // should the bucket stay ours.
                         lane.next = None;
                         lane.ready = false;
+                        lane.cursor = None;
                     }
                 }
                 if change.gained {
@@ -760,6 +763,12 @@ impl RelayMachine {
             return;
         }
         lane.resync = false;
+        if lane.cursor.is_some_and(|c| fresh.first().is_some_and(|m| m.id < c)) {
+            // A row below the cursor committed late: until it is published, the cursor
+            // must not let a read skip it (or rows a truncation left over): read from the
+            // head again, the next publish sets the cursor anew.
+            lane.cursor = None;
+        }
         lane.next = Some(fresh.into());
     }
 

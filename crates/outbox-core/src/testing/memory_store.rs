@@ -173,6 +173,14 @@ impl MemoryStore {
         self.lock().pending.len()
     }
 
+    /// Number of pending rows of `bucket` with an id of at least `from_id`.
+    pub fn pending_count_from(&self, bucket: i32, from_id: i64) -> usize {
+        self.lock()
+            .pending
+            .range((bucket, from_id)..=(bucket, i64::MAX))
+            .count()
+    }
+
     /// Ids removed by `delete_published`, in the order they were removed.
     pub fn deleted_ids(&self) -> Vec<i64> {
         self.lock().deleted.clone()

@@ -828,6 +828,15 @@ impl World {
                     } else {
                         ready(self.store.clone().next_batch(bucket, after, limit))
                     };
+                    if self.verbose
+                        && let Ok(rows) = &r
+                    {
+                        println!(
+                            "{:>7} relay {relay}.{generation} read b{bucket} after {after:?}: {:?}",
+                            self.now,
+                            rows.iter().map(|m| m.id).collect::<Vec<_>>()
+                        );
+                    }
                     if fail_after { Err(unavailable()) } else { r }
                 },
             },
@@ -1041,6 +1050,9 @@ impl World {
             return;
         };
         let bucket = self.store_bucket(open.message_id);
+        if self.verbose {
+            println!("{:>7} commit b{bucket} id {}", self.now, open.id);
+        }
         open.tx.commit();
         if self.poison_committed
             && Some(bucket) == self.poison_bucket
@@ -1174,14 +1186,13 @@ impl World {
     }
 
     fn unblocked_pending(&self) -> usize {
-        if self.poison_row.is_none() {
-            return self.store.pending_count();
+        let all = self.store.pending_count();
+        match (self.poison_row, self.poison_bucket) {
+            (Some((_, poison)), Some(bucket)) => {
+                all - self.store.pending_count_from(bucket, poison)
+            }
+            _ => all,
         }
-        self.store
-            .pending()
-            .iter()
-            .filter(|m| !self.blocked(m.bucket, m.id))
-            .count()
     }
 
     fn final_checks(&mut self) -> Result<(), String> {
@@ -1192,6 +1203,9 @@ impl World {
         if (pending > 0 || self.open.iter().any(Option::is_some)) && self.verbose {
             for (i, r) in self.relays.iter().enumerate() {
                 println!("relay {i}: {:#?}", r.machine);
+            }
+            for m in self.store.pending() {
+                println!("pending: bucket {} id {}", m.bucket, m.id);
             }
         }
         if pending > 0 || self.open.iter().any(Option::is_some) {
