@@ -763,7 +763,10 @@ impl RelayMachine {
             return;
         }
         lane.resync = false;
-        if lane.cursor.is_some_and(|c| fresh.first().is_some_and(|m| m.id < c)) {
+        if lane
+            .cursor
+            .is_some_and(|c| fresh.first().is_some_and(|m| m.id < c))
+        {
             // A row below the cursor committed late: until it is published, the cursor
             // must not let a read skip it (or rows a truncation left over): read from the
             // head again, the next publish sets the cursor anew.
