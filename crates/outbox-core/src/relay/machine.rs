@@ -259,7 +259,7 @@ impl RelayMachine {
     fn acquisition_due(&self, now: Now) -> bool {
         self.life == Life::Running
             && self.leases.acquire_due(now.mono)
-            && !self.control_backoff_until.is_some_and(|u| now.mono < u)
+            && self.control_backoff_until.is_none_or(|u| now.mono >= u)
     }
 
     fn next_probe(&mut self, now: Now) -> Option<Command> {
@@ -943,7 +943,7 @@ impl RelayMachine {
         let busy: Vec<i32> = self
             .lanes
             .values()
-            .filter(|l| l.owned && !(l.surplus && !l.is_active()))
+            .filter(|l| l.owned && (!l.surplus || l.is_active()))
             .map(|l| l.bucket)
             .collect();
         self.control = Control::Acquiring {

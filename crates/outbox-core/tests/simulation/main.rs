@@ -34,6 +34,16 @@ const REGRESSION_SEEDS: &[u64] = &[
     1_592_590_700,
     // A stopping relay still counted the buckets of its in-flight release as its own.
     1_592_596_111,
+    // Lanes: the cursor moved over a fetched batch that was then dropped, skipping a row.
+    197_240_931_153_750,
+    // Lanes: a surplus lane dropped a batch holding a late row below its cursor.
+    92_597_859_566_506,
+    // Lanes: a failed lane waited for the next probe instead of retrying its rows.
+    4_556_552_613_873,
+    // Lanes: a delete answered after a later failure reset the lane's backoff.
+    272_249_292_985_023,
+    // Lanes: a stopping relay kept renewing slow leases instead of releasing them.
+    241_107_317_224_683,
 ];
 /// Fresh seeds per default run, on top of the regression seeds.
 const DEFAULT_SEEDS: u64 = 10_000;
@@ -153,6 +163,13 @@ fn relays_lose_nothing_under_injected_faults() {
         assert!(
             total.late_commits > 0,
             "no late commit of a lower id: {total:?}"
+        );
+        assert!(total.poisoned_runs > 0, "no poisoned bucket: {total:?}");
+        assert!(total.slow_lease_runs > 0, "no slow lease calls: {total:?}");
+        assert!(total.lane_backoffs > 0, "no lane backed off: {total:?}");
+        assert!(
+            total.max_in_flight_publishes > 1,
+            "lanes never published side by side: {total:?}"
         );
         assert!(
             total.published > seeds * 100,
