@@ -28,10 +28,13 @@
 //! every final row `<= c`; it returns every visible row above its start unless it hit
 //! its limit, so afterwards every row `<= min(c, last id returned)` (or `<= c` when it
 //! returned fewer rows than asked) that will ever commit has been returned.
-//! A cursor read `after = a` then starts at `min(a, P)`: never above a row that could
-//! still be missing. Rows between `P` and `a` come back again and the relay drops the
-//! ones it holds; under short writer transactions `P` trails the cursor by about one
-//! batch, so the scan skips the dead entries of everything older. A transaction holding
+//! A cursor read `after = a` is honoured when `a <= P` and reads from the head otherwise
+//! (all or nothing, the rule the simulation checks on the memory store). A first version
+//! started such reads at `min(a, P)` instead; `cargo xtask bench` then left one record of
+//! 52,500 unacknowledged at 5,000 msg/s, twice, and all-or-nothing did not, so the partial
+//! start is gone until that is understood. Under short writer transactions `P` trails the
+//! cursor by about one batch, so most pipelined reads fall back to the head; a drain with
+//! no concurrent writer (the dead-rows case) is honoured. A transaction holding
 //! an xid for long (a long write) pins `P` where it was when that transaction began:
 //! reads start there, growing costlier, until it ends. A long *read-only* transaction,
 //! the usual vacuum blocker, has no xid and does not hold `P` back.
@@ -89,8 +92,10 @@ impl SafePoints {
     /// Where a read asked to continue after `after` must start.
     pub(crate) fn start(&self, bucket: i32, after: Option<i64>) -> Option<i64> {
         let safe = self.lanes.get(&bucket).and_then(|l| l.safe);
+        // All or nothing, like the memory store the simulation checks: the cursor when
+        // it is at or below the safe point, else the head.
         match (after, safe) {
-            (Some(a), Some(p)) => Some(a.min(p)),
+            (Some(a), Some(p)) if a <= p => Some(a),
             _ => None,
         }
     }
@@ -189,10 +194,14 @@ mod tests {
         assert_eq!(p.start(0, Some(10)), None);
         // Mature at this read, which was a head read, but it hit its limit at 8.
         p.observe(0, read(None, Some(8), false, 7, 9));
-        assert_eq!(p.start(0, Some(10)), Some(8));
+        assert_eq!(
+            p.start(0, Some(10)),
+            None,
+            "above the safe point 8: from the head"
+        );
         // A read that started above the safe point teaches nothing.
         p.observe(0, read(Some(9), Some(20), true, 50, 50));
-        assert_eq!(p.start(0, Some(20)), Some(8));
+        assert_eq!(p.start(0, Some(20)), None);
         p.observe(0, read(Some(8), Some(20), true, 50, 50));
         assert_eq!(p.start(0, Some(20)), Some(20));
         assert_eq!(
@@ -211,7 +220,7 @@ mod tests {
         for (i, last) in [20, 30, 40].into_iter().enumerate() {
             let s = p.start(0, Some(last - 10));
             p.observe(0, read(s, Some(last), true, 3, 10 + i as i64));
-            assert_eq!(p.start(0, Some(last)), Some(10));
+            assert_eq!(p.start(0, Some(last)), None);
         }
         // It ends: the next read (from 10) sees whatever it wrote.
         p.observe(0, read(Some(10), Some(45), true, 20, 20));
