@@ -387,7 +387,7 @@ impl RelayMachine {
 
     fn next_fetch(&mut self, now: Now) -> Option<Command> {
         let max = self.options.max_concurrent_lanes();
-        let mut active = self.active_lanes();
+        let active = self.active_lanes();
         let waiting = self
             .lanes
             .values()
@@ -419,8 +419,6 @@ impl RelayMachine {
             .map(|(_, l)| l)
             .find(|l| !l.is_active() && l.wants_fetch(now.mono) && self.may_act_on(l.bucket, now))
             .map(|l| l.bucket)?;
-        active += 1;
-        let _ = active;
         self.rotation = candidate.saturating_add(1);
         if let Some(lane) = self.lanes.get_mut(&candidate) {
             lane.fetches_this_turn = 0;
@@ -750,9 +748,7 @@ impl RelayMachine {
                 // An empty bucket with nothing of the lane in flight is the lane's
                 // success: none of its rows is failing. (Empty past the cursor while a
                 // batch is still out says nothing about that batch.)
-                if !lane.is_active() {
-                    lane.succeed();
-                }
+                lane.succeed();
                 lane.resync = false;
                 return;
             }
