@@ -1,9 +1,10 @@
 //! Errors shared by the store, publisher and relay.
 //!
-//! The relay treats every error as one of two things: *retryable* (back off, try again,
+//! The relay treats a store error as one of two things: *retryable* (back off, try again,
 //! keep every row) or *fatal* (stop the relay and hand the error to the host). Only a
-//! misconfiguration that retrying can never fix is fatal; the rest is retried, because
-//! giving up on a row would lose it.
+//! misconfiguration that retrying can never fix is fatal. A publish error is retryable,
+//! permanent for one row (retried a few times, then the row is parked, never dropped), or
+//! a setup problem (retried; no row is blamed).
 
 use std::error::Error as StdError;
 
@@ -45,6 +46,12 @@ pub enum Misconfiguration {
         "the store cannot renew leases during a publish, so `max_publish_duration` must be set"
     )]
     MissingPublishBudget,
+    /// Rows are to be parked after `max_publish_attempts` permanent failures, but the
+    /// store cannot park.
+    #[error(
+        "max_publish_attempts is set but the store cannot park rows: implement OutboxStore::park_rows or set max_publish_attempts(None) to retry failing rows forever"
+    )]
+    ParkingUnsupported,
     /// A publish ran longer than the configured budget; continuing would publish under
     /// an assumption already shown false.
     #[error("a publish took {elapsed_ms} ms, longer than max_publish_duration ({budget_ms} ms)")]
@@ -95,23 +102,31 @@ impl StoreError {
     }
 }
 
-/// How a publish failure behaves on retry.
+/// How a publish failure behaves on retry, and whom it blames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PublishErrorKind {
-    /// Transient: leader moved, timeout, connection reset. A retry may well succeed.
+    /// Transient: leader moved, timeout, connection reset, throttling. A retry may well
+    /// succeed.
     Retryable,
-    /// The broker or client rejects the record itself (too large, invalid, not
-    /// authorized). The row is still kept and retried, because dropping it would lose
-    /// it, but an operator has to act; the relay logs it with the message id.
+    /// The broker or the client rejects one record for good (too large, undecodable
+    /// headers, a topic that does not exist or is not authorized, a pinned partition the
+    /// topic lacks). The error names the row by [`PublishError::message_id`]; the relay
+    /// retries it up to [`max_publish_attempts`](crate::RelayOptions::max_publish_attempts)
+    /// times and then parks it (see [`park`](crate::park)).
     Permanent,
+    /// Permanent trouble that is not one row's fault (authentication refused, cluster
+    /// authorization, no common protocol version): an operator has to fix the setup. The
+    /// relay backs off and retries; it never parks rows for it, because every row would
+    /// fail the same way.
+    Setup,
 }
 
 /// The first error of a publish call.
 #[derive(Debug, thiserror::Error)]
 #[error("publish failed ({kind:?}{}): {source}", message_id.map(|id| format!(", message {id}")).unwrap_or_default())]
 pub struct PublishError {
-    /// Retryable or permanent.
+    /// Retryable, permanent for one row, or a setup problem.
     pub kind: PublishErrorKind,
     /// The message whose record failed, when the failure is about one record.
     pub message_id: Option<Uuid>,
@@ -130,7 +145,8 @@ impl PublishError {
         }
     }
 
-    /// A permanent failure of one record.
+    /// A permanent failure of one record. Without a `message_id` the relay cannot tell
+    /// which row is at fault, and only retries.
     pub fn permanent(message_id: Option<Uuid>, source: impl Into<BoxError>) -> Self {
         PublishError {
             kind: PublishErrorKind::Permanent,
@@ -139,9 +155,30 @@ impl PublishError {
         }
     }
 
+    /// A permanent failure of the setup, not of a row.
+    pub fn setup(source: impl Into<BoxError>) -> Self {
+        PublishError {
+            kind: PublishErrorKind::Setup,
+            message_id: None,
+            source: source.into(),
+        }
+    }
+
     /// Whether an operator has to fix the record or the setup before a retry can work.
     pub fn is_permanent(&self) -> bool {
-        self.kind == PublishErrorKind::Permanent
+        matches!(
+            self.kind,
+            PublishErrorKind::Permanent | PublishErrorKind::Setup
+        )
+    }
+
+    /// The message this error blames for good: `Some` only for a
+    /// [`Permanent`](PublishErrorKind::Permanent) error that names its row.
+    pub fn blamed_message(&self) -> Option<Uuid> {
+        match self.kind {
+            PublishErrorKind::Permanent => self.message_id,
+            _ => None,
+        }
     }
 }
 
@@ -172,5 +209,10 @@ mod tests {
         assert!(e.is_permanent());
         assert!(e.to_string().contains(&id.to_string()), "{e}");
         assert!(!PublishError::retryable("timeout").is_permanent());
+        assert_eq!(e.blamed_message(), Some(id));
+        assert_eq!(PublishError::permanent(None, "x").blamed_message(), None);
+        let setup = PublishError::setup("authentication refused");
+        assert!(setup.is_permanent());
+        assert_eq!(setup.blamed_message(), None);
     }
 }

@@ -131,6 +131,7 @@ pub mod message;
 pub mod metrics;
 pub mod notifier;
 pub mod options;
+pub mod park;
 pub mod publisher;
 pub mod relay;
 pub mod schema;
@@ -149,7 +150,14 @@ pub use headers::{Header, HeaderDecodeError, HeaderEncodeError, Headers};
 pub use lease_plan::{LeasePlan, LeaseRow, LeaseSnapshot, plan_acquisition};
 pub use message::{OutboxMessage, StoreRef};
 pub use notifier::{CommitNotifier, NoopNotifier};
-pub use options::{DEFAULT_MAX_CONCURRENT_LANES, OptionsError, RelayOptions, RelayOptionsBuilder};
+pub use options::{
+    DEFAULT_MAX_CONCURRENT_LANES, DEFAULT_MAX_PUBLISH_ATTEMPTS, OptionsError, RelayOptions,
+    RelayOptionsBuilder,
+};
+pub use park::{
+    HoldKey, Holds, ParkOutcome, ParkPolicy, ParkReason, ParkRequest, ParkRow, ParkedFailure,
+    ParkedRow, ParkedRows, ParkedSelection,
+};
 pub use publisher::{PublishOutcome, Publisher};
 pub use relay::{Command, Hint, Outcome, RelayEvent, RelayMachine};
 pub use schema::{

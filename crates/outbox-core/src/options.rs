@@ -15,11 +15,14 @@
 //! | `collect_metrics_on_bucket_zero_owner_only` | false | sample the backlog only on the relay holding bucket 0 |
 //! | `error_backoff` | 1 s | first wait after a failure; doubles per consecutive failure |
 //! | `max_error_backoff` | 30 s | ceiling of that doubling |
+//! | `max_publish_attempts` | 3 | permanent failures of one row before it is parked; `None` retries forever |
+//! | `park_policy` | `HoldKey` | what happens to a parked row's key: held behind it, or flowing on (`SkipRow`) |
 //! | `relay_id` | generated | this relay's identity in the lease tables (1–128 characters) |
 
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use crate::park::ParkPolicy;
 use crate::schema::OutboxSchema;
 use crate::validate::{LabelError, validate_label};
 
@@ -32,6 +35,13 @@ pub use crate::validate::{MAX_BUCKET_COUNT, MAX_METRICS_NAME_LEN, MAX_RELAY_ID_L
 /// and a publish in flight for each of eight buckets, which saturated both PostgreSQL and
 /// the broker in `cargo xtask bench`, while staying inside a default connection pool.
 pub const DEFAULT_MAX_CONCURRENT_LANES: usize = 8;
+
+/// Default [`RelayOptionsBuilder::max_publish_attempts`]: a permanent failure that
+/// repeats three times is not a blip, and three attempts take a few seconds of backoff.
+pub const DEFAULT_MAX_PUBLISH_ATTEMPTS: NonZeroU32 = match NonZeroU32::new(3) {
+    Some(n) => n,
+    None => NonZeroU32::MIN,
+};
 
 /// Default metrics name.
 pub const DEFAULT_METRICS_NAME: &str = "outbox";
@@ -118,6 +128,8 @@ pub struct RelayOptions {
     backlog_sampling: bool,
     error_backoff: Duration,
     max_error_backoff: Duration,
+    max_publish_attempts: Option<NonZeroU32>,
+    park_policy: ParkPolicy,
 }
 
 impl Default for RelayOptions {
@@ -139,6 +151,8 @@ impl Default for RelayOptions {
             backlog_sampling: false,
             error_backoff: Duration::from_secs(1),
             max_error_backoff: Duration::from_secs(30),
+            max_publish_attempts: Some(DEFAULT_MAX_PUBLISH_ATTEMPTS),
+            park_policy: ParkPolicy::HoldKey,
         }
     }
 }
@@ -225,6 +239,16 @@ impl RelayOptions {
     /// Backoff ceiling.
     pub fn max_error_backoff(&self) -> Duration {
         self.max_error_backoff
+    }
+
+    /// Permanent failures of one row before the relay parks it; `None` retries forever.
+    pub fn max_publish_attempts(&self) -> Option<NonZeroU32> {
+        self.max_publish_attempts
+    }
+
+    /// What happens to the later rows of a parked row's key.
+    pub fn park_policy(&self) -> ParkPolicy {
+        self.park_policy
     }
 
     /// Backoff after `consecutive_failures` failures in a row (1 = first failure):
@@ -323,6 +347,23 @@ impl RelayOptionsBuilder {
     /// Whole-call publish budget; required for stores that cannot renew leases.
     pub fn max_publish_duration(mut self, budget: Duration) -> Self {
         self.options.max_publish_duration = Some(budget);
+        self
+    }
+
+    /// Permanent failures of one row (errors that blame it, see
+    /// [`PublishError::blamed_message`](crate::PublishError::blamed_message)) before the
+    /// relay parks it; `None` keeps retrying it forever, stalling its bucket behind it.
+    /// Needs a store that parks ([`StoreCapabilities::parking`](crate::StoreCapabilities::parking)).
+    /// Default [`DEFAULT_MAX_PUBLISH_ATTEMPTS`].
+    pub fn max_publish_attempts(mut self, attempts: Option<NonZeroU32>) -> Self {
+        self.options.max_publish_attempts = attempts;
+        self
+    }
+
+    /// What happens to the later rows of a parked row's key (see [`ParkPolicy`]).
+    /// Default [`ParkPolicy::HoldKey`].
+    pub fn park_policy(mut self, policy: ParkPolicy) -> Self {
+        self.options.park_policy = policy;
         self
     }
 

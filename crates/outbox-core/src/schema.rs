@@ -27,6 +27,8 @@ pub const DEFAULT_MESSAGES_TABLE: &str = "outbox_messages";
 pub const DEFAULT_LEASES_TABLE: &str = "outbox_leases";
 /// Default name of the relay-heartbeat table.
 pub const DEFAULT_RELAYS_TABLE: &str = "outbox_relays";
+/// Default name of the table of parked rows.
+pub const DEFAULT_PARKED_TABLE: &str = "outbox_parked";
 
 /// Suffix of the `(bucket, id)` index name, appended to the messages table name.
 const INDEX_SUFFIX: &str = "_bucket_id_idx";
@@ -49,7 +51,7 @@ pub enum SchemaError {
 /// Schema and table names of one outbox, validated at construction.
 ///
 /// Every property is optional; [`OutboxTables::default`] gives `outbox_messages`,
-/// `outbox_leases` and `outbox_relays` in the connection's default schema.
+/// `outbox_leases`, `outbox_relays` and `outbox_parked` in the connection's default schema.
 ///
 /// ```
 /// use outbox_core::OutboxTables;
@@ -79,6 +81,7 @@ pub struct OutboxTables {
     messages: String,
     leases: String,
     relays: String,
+    parked: String,
     messages_index: String,
 }
 
@@ -89,6 +92,7 @@ impl Default for OutboxTables {
             messages: DEFAULT_MESSAGES_TABLE.to_owned(),
             leases: DEFAULT_LEASES_TABLE.to_owned(),
             relays: DEFAULT_RELAYS_TABLE.to_owned(),
+            parked: DEFAULT_PARKED_TABLE.to_owned(),
             messages_index: format!("{DEFAULT_MESSAGES_TABLE}{INDEX_SUFFIX}"),
         }
     }
@@ -120,6 +124,12 @@ impl OutboxTables {
         &self.relays
     }
 
+    /// The parked-rows table name (unqualified): rows set aside after permanent publish
+    /// failures, and the rows of their keys held behind them.
+    pub fn parked(&self) -> &str {
+        &self.parked
+    }
+
     /// Name of the `(bucket, id)` index: the messages table name plus `_bucket_id_idx`.
     pub fn messages_index(&self) -> &str {
         &self.messages_index
@@ -139,6 +149,7 @@ pub struct OutboxTablesBuilder {
     messages: String,
     leases: String,
     relays: String,
+    parked: String,
 }
 
 impl Default for OutboxTablesBuilder {
@@ -148,12 +159,13 @@ impl Default for OutboxTablesBuilder {
             messages: DEFAULT_MESSAGES_TABLE.to_owned(),
             leases: DEFAULT_LEASES_TABLE.to_owned(),
             relays: DEFAULT_RELAYS_TABLE.to_owned(),
+            parked: DEFAULT_PARKED_TABLE.to_owned(),
         }
     }
 }
 
 impl OutboxTablesBuilder {
-    /// Puts the three tables into this schema. Default: the connection's default schema.
+    /// Puts the tables into this schema. Default: the connection's default schema.
     pub fn schema(mut self, schema: impl Into<String>) -> Self {
         self.schema = Some(schema.into());
         self
@@ -177,6 +189,12 @@ impl OutboxTablesBuilder {
         self
     }
 
+    /// Names the parked-rows table. Default `outbox_parked`.
+    pub fn parked(mut self, name: impl Into<String>) -> Self {
+        self.parked = name.into();
+        self
+    }
+
     /// Validates every name and returns the tables.
     pub fn build(self) -> Result<OutboxTables, TableNameError> {
         if let Some(schema) = &self.schema {
@@ -186,6 +204,7 @@ impl OutboxTablesBuilder {
             (NameRole::Messages, &self.messages),
             (NameRole::Leases, &self.leases),
             (NameRole::Relays, &self.relays),
+            (NameRole::Parked, &self.parked),
         ];
         for (role, name) in named {
             validate_identifier(role, name)?;
@@ -206,6 +225,7 @@ impl OutboxTablesBuilder {
             messages: self.messages,
             leases: self.leases,
             relays: self.relays,
+            parked: self.parked,
             messages_index,
         })
     }

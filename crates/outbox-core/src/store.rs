@@ -40,6 +40,7 @@ use std::time::Duration;
 
 use crate::error::StoreError;
 use crate::message::OutboxMessage;
+use crate::park::{HoldKey, ParkOutcome, ParkRequest};
 use crate::time::Timestamp;
 
 /// One lease call's parameters.
@@ -103,6 +104,10 @@ pub struct StoreCapabilities {
     /// [`OutboxStore::release_leases`] works, so a relay that stops gracefully hands its
     /// buckets over at once instead of letting them run out.
     pub lease_release: bool,
+    /// [`OutboxStore::park_rows`] and [`OutboxStore::parked_holds`] work, so rows that
+    /// fail permanently can be set aside (see [`park`](crate::park)). Without it a relay
+    /// must run with `max_publish_attempts(None)`.
+    pub parking: bool,
 }
 
 /// The outcome of a renewal.
@@ -122,6 +127,10 @@ pub struct PendingMetrics {
     /// Creation time of the oldest pending row; `None` when the store knows the count
     /// but cannot aggregate timestamps (or when the count is zero).
     pub oldest_created_at: Option<Timestamp>,
+    /// Parked rows in every bucket; `None` when the store does not park.
+    pub parked_count: Option<u64>,
+    /// When the oldest parked row was parked; `None` when none is (or unknown).
+    pub oldest_parked_at: Option<Timestamp>,
 }
 
 /// Persistent state of an outbox: pending rows, bucket leases, relay heartbeats.
@@ -230,6 +239,32 @@ pub trait OutboxStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<(), StoreError>> + Send {
         let _ = relay_id;
         async { Err(StoreError::Unsupported("lease release")) }
+    }
+
+    /// Optional (capability [`parking`](StoreCapabilities::parking)): moves rows of
+    /// `request.bucket` from the messages table into the parked table, in one
+    /// transaction, and only if `request.relay_id` holds the bucket's lease unexpired at
+    /// `request.now` (else nothing changes and [`ParkOutcome::lease_lost`] is set).
+    /// Which rows move is [`park_decisions`](crate::park::park_decisions) over the hold
+    /// keys parked in the bucket as the transaction sees them (read so that no concurrent
+    /// requeue of the bucket interleaves). A row no longer pending is skipped.
+    fn park_rows(
+        &self,
+        request: &ParkRequest<'_>,
+    ) -> impl Future<Output = Result<ParkOutcome, StoreError>> + Send {
+        let _ = request;
+        async { Err(StoreError::Unsupported("parking")) }
+    }
+
+    /// Optional (capability [`parking`](StoreCapabilities::parking)): the parked rows of
+    /// `bucket` grouped by [`HoldKey::of`] (`None` for keyless rows), each group with its
+    /// lowest id, in one round trip.
+    fn parked_holds(
+        &self,
+        bucket: i32,
+    ) -> impl Future<Output = Result<Vec<(Option<HoldKey>, i64)>, StoreError>> + Send {
+        let _ = bucket;
+        async { Err(StoreError::Unsupported("parking")) }
     }
 
     /// Optional: a whole-store backlog sample, `Ok(None)` when none is available. Runs

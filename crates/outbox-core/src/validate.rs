@@ -128,6 +128,8 @@ pub enum NameRole {
     Leases,
     /// The relay-heartbeat table.
     Relays,
+    /// The table of parked rows (rows set aside after permanent publish failures).
+    Parked,
     /// The `(bucket, id)` index, derived from the messages table name.
     Index,
     /// A consumer-side inbox table.
@@ -143,6 +145,7 @@ impl std::fmt::Display for NameRole {
             NameRole::Messages => "messages table",
             NameRole::Leases => "leases table",
             NameRole::Relays => "relays table",
+            NameRole::Parked => "parked table",
             NameRole::Index => "messages index",
             NameRole::Inbox => "inbox table",
             NameRole::InboxIndex => "inbox index",

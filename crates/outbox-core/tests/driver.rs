@@ -100,6 +100,7 @@ async fn a_store_without_renewal_needs_a_publish_budget_at_start() {
         lease_renewal: false,
         backlog_metrics: false,
         lease_release: false,
+        parking: false,
     });
     let result = Relay::spawn(store, MemoryPublisher::new(), options());
     assert!(matches!(

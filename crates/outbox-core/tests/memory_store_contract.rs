@@ -49,6 +49,7 @@ async fn memory_store_without_optional_capabilities_passes_the_contract() {
         lease_renewal: false,
         backlog_metrics: false,
         lease_release: false,
+        parking: false,
     };
     run_store_contract(|| async move { Fixture(MemoryStore::new().with_capabilities(caps)) }).await;
 }

@@ -281,6 +281,8 @@ mod tests {
                 BacklogSnapshot::Available(PendingMetrics {
                     count,
                     oldest_created_at: Some(Timestamp::from_millis(oldest_ms)),
+                    parked_count: None,
+                    oldest_parked_at: None,
                 })
             };
             a.set_backlog(sample(10, 90_000), now);
@@ -314,6 +316,8 @@ mod tests {
                 BacklogSnapshot::Available(PendingMetrics {
                     count: 5,
                     oldest_created_at: None,
+                    parked_count: None,
+                    oldest_parked_at: None,
                 }),
                 now,
             );

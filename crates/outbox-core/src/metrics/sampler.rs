@@ -105,6 +105,8 @@ mod tests {
         Some(PendingMetrics {
             count,
             oldest_created_at: None,
+            parked_count: None,
+            oldest_parked_at: None,
         })
     }
 
@@ -126,7 +128,9 @@ mod tests {
             snap,
             BacklogSnapshot::Available(PendingMetrics {
                 count: 3,
-                oldest_created_at: None
+                oldest_created_at: None,
+                parked_count: None,
+                oldest_parked_at: None,
             })
         );
         assert_eq!(s.poll_timeout(), Some(t(130_000)));

@@ -26,21 +26,27 @@ pub enum StoreOp {
     PendingMetrics,
     /// [`OutboxStore::release_leases`].
     ReleaseLeases,
+    /// [`OutboxStore::park_rows`].
+    ParkRows,
+    /// [`OutboxStore::parked_holds`].
+    ParkedHolds,
 }
 
 /// Decides, per call, whether the call fails instead of running.
 pub type FaultHook = Box<dyn FnMut(StoreOp) -> Option<StoreError> + Send>;
 
 #[derive(Default)]
-struct State {
+pub(super) struct State {
     next_id: i64,
     /// Committed, pending rows keyed the way the relational index is: (bucket, id).
-    pending: BTreeMap<(i32, i64), OutboxMessage>,
+    pub(super) pending: BTreeMap<(i32, i64), OutboxMessage>,
     /// Ids inserted by transactions that have neither committed nor rolled back.
     uncommitted: BTreeSet<i64>,
     /// The lease and heartbeat tables.
-    tables: LeaseSnapshot,
+    pub(super) tables: LeaseSnapshot,
     deleted: Vec<i64>,
+    /// The parked table, keyed by original id.
+    pub(super) parked: BTreeMap<i64, crate::park::ParkedRow>,
     fault: Option<FaultHook>,
 }
 
@@ -97,6 +103,7 @@ impl MemoryStore {
                 lease_renewal: true,
                 backlog_metrics: true,
                 lease_release: true,
+                parking: true,
             },
         }
     }
@@ -111,7 +118,7 @@ impl MemoryStore {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock happens only inside a failing test; keep going
         // with the data as it was so that test reports its own failure.
         self.state
@@ -119,7 +126,7 @@ impl MemoryStore {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn fault(&self, op: StoreOp) -> Result<MutexGuard<'_, State>, StoreError> {
+    pub(super) fn fault(&self, op: StoreOp) -> Result<MutexGuard<'_, State>, StoreError> {
         let mut state = self.lock();
         if let Some(hook) = state.fault.as_mut()
             && let Some(error) = hook(op)
@@ -391,6 +398,20 @@ impl OutboxStore for MemoryStore {
         Ok(outcome)
     }
 
+    async fn park_rows(
+        &self,
+        request: &crate::park::ParkRequest<'_>,
+    ) -> Result<crate::park::ParkOutcome, StoreError> {
+        self.park_rows_now(request)
+    }
+
+    async fn parked_holds(
+        &self,
+        bucket: i32,
+    ) -> Result<Vec<(Option<crate::park::HoldKey>, i64)>, StoreError> {
+        self.parked_holds_now(bucket)
+    }
+
     async fn release_leases(&self, relay_id: &str) -> Result<(), StoreError> {
         if !self.capabilities.lease_release {
             return Err(StoreError::Unsupported("lease release"));
@@ -413,6 +434,8 @@ impl OutboxStore for MemoryStore {
         Ok(Some(PendingMetrics {
             count: u64::try_from(state.pending.len()).unwrap_or(u64::MAX),
             oldest_created_at: state.pending.values().map(|m| m.created_at).min(),
+            parked_count: Some(u64::try_from(state.parked.len()).unwrap_or(u64::MAX)),
+            oldest_parked_at: state.parked.values().map(|p| p.parked_at).min(),
         }))
     }
 }

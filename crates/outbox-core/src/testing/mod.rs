@@ -7,6 +7,7 @@
 //! against [`MemoryStore`] and in `outbox-seaorm` against each real database.
 
 pub mod contract;
+mod memory_parking;
 mod memory_publisher;
 mod memory_store;
 

@@ -281,6 +281,7 @@ pub fn run(seed: u64, verbose: bool) -> Result<Stats, String> {
         lease_renewal: sc.renewal,
         backlog_metrics: true,
         lease_release: true,
+        parking: true,
     };
     let store = MemoryStore::new().with_capabilities(caps);
     let schema = outbox_core::OutboxSchema::builder()
@@ -539,6 +540,7 @@ impl World {
                     lease_renewal: self.sc.renewal,
                     backlog_metrics: true,
                     lease_release: true,
+                    parking: true,
                 };
                 let machine = RelayMachine::new(options, caps, self.local(relay))
                     .map_err(|e| e.to_string())?;

@@ -56,5 +56,7 @@ pub(crate) async fn pending(
     Ok(PendingMetrics {
         count: u64::try_from(count).unwrap_or_default(),
         oldest_created_at,
+        parked_count: None,
+        oldest_parked_at: None,
     })
 }

@@ -242,6 +242,7 @@ impl OutboxStore for SeaOrmStore {
             lease_renewal: true,
             backlog_metrics: true,
             lease_release: true,
+            parking: false,
         }
     }
 

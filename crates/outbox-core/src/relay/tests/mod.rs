@@ -32,16 +32,19 @@ const RENEWING: StoreCapabilities = StoreCapabilities {
     lease_renewal: true,
     backlog_metrics: false,
     lease_release: false,
+    parking: true,
 };
 const NO_RENEWAL: StoreCapabilities = StoreCapabilities {
     lease_renewal: false,
     backlog_metrics: false,
     lease_release: false,
+    parking: true,
 };
 const RELEASING: StoreCapabilities = StoreCapabilities {
     lease_renewal: true,
     backlog_metrics: false,
     lease_release: true,
+    parking: true,
 };
 
 /// Batch size 2, everything else at its default: poll interval 1 s, lease 30 s, renew
