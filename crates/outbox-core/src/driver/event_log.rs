@@ -43,11 +43,43 @@ impl<S, P> Driver<S, P> {
                     )
                 }
                 RelayEvent::PublishFailed { bucket, error } => {
-                    if error.is_permanent() {
-                        warn!(bucket, message_id = ?error.message_id, %error, "permanent publish failure; the row stays pending until fixed");
+                    if error.blamed_message().is_some() {
+                        warn!(bucket, message_id = ?error.message_id, %error, "the broker or client refuses this row; it is parked after max_publish_attempts");
+                    } else if error.is_permanent() {
+                        warn!(bucket, %error, "publish refused by the setup (no row is blamed); an operator has to act, retrying after backoff");
                     } else {
                         warn!(bucket, %error, "publish failed; retrying after backoff");
                     }
+                }
+                RelayEvent::RowFailing {
+                    bucket,
+                    id,
+                    message_id,
+                    attempts,
+                } => {
+                    debug!(bucket, id, %message_id, attempts, "row failed permanently")
+                }
+                RelayEvent::Parked {
+                    bucket,
+                    failed,
+                    held_behind,
+                } => {
+                    for (id, message_id, error) in &failed {
+                        warn!(bucket, id, %message_id, error = %error, "row parked: it cannot be published; see `outbox-relay parked list`");
+                    }
+                    if held_behind > 0 {
+                        info!(
+                            bucket,
+                            rows = held_behind,
+                            "rows parked behind a parked row of their key, keeping the key's order"
+                        );
+                    }
+                }
+                RelayEvent::HoldReleased { bucket, rows } => {
+                    info!(
+                        bucket,
+                        rows, "held rows released: their key is no longer parked"
+                    )
                 }
                 RelayEvent::PublishCancelled { bucket } => {
                     info!(bucket, "publish cancelled by shutdown")

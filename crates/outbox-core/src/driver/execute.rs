@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tracing::{Instrument, debug_span, info_span};
 
 use super::run_loop::{Driver, OpFuture};
+use crate::park::ParkRequest;
 use crate::publisher::Publisher;
 use crate::relay::{Command, Outcome};
 use crate::store::{LeaseRequest, OutboxStore};
@@ -120,6 +121,36 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                         Outcome::Renewed(
                             store.renew_leases(&lease.request(now, &[]), &buckets).await,
                         )
+                    }
+                    .instrument(span),
+                )
+            }
+            Command::LoadHolds { bucket } => {
+                let span = debug_span!(parent: &cycle, "store.parked_holds", bucket);
+                Box::pin(
+                    async move {
+                        Outcome::HoldsLoaded {
+                            bucket,
+                            result: store.parked_holds(bucket).await,
+                        }
+                    }
+                    .instrument(span),
+                )
+            }
+            Command::ParkRows { bucket, now, rows } => {
+                let span = info_span!(parent: &cycle, "store.park_rows", bucket, rows = rows.len());
+                Box::pin(
+                    async move {
+                        let request = ParkRequest {
+                            relay_id: &lease.relay_id,
+                            now,
+                            bucket,
+                            rows: &rows,
+                        };
+                        Outcome::Parked {
+                            bucket,
+                            result: store.park_rows(&request).await,
+                        }
                     }
                     .instrument(span),
                 )

@@ -16,6 +16,9 @@
 //! | `outbox.pending.messages` | gauge | whole-store pending rows from the latest backlog sample (max over the relays of one name) |
 //! | `outbox.pending.oldest_age` | gauge, seconds | age of the oldest pending row, growing between samples; future timestamps clamp to 0 |
 //! | `outbox.pending.available` | gauge | 1 while a backlog sample is available, else 0 |
+//! | `outbox.parked` | counter | rows moved into the parked table, for their own failures or held behind one |
+//! | `outbox.parked.messages` | gauge | parked rows in the whole store (latest backlog sample) |
+//! | `outbox.parked.oldest_age` | gauge, seconds | time since the oldest parked row was parked; 0 when none is |
 //!
 //! A gauge cannot be withdrawn through the facade, so while no sample is available the
 //! count and age gauges read NaN rather than a misleading zero: PromQL comparisons on NaN
@@ -58,9 +61,15 @@ pub mod names {
     pub const PENDING_OLDEST_AGE: &str = "outbox.pending.oldest_age";
     /// Gauge: 1 when a backlog sample is available.
     pub const PENDING_AVAILABLE: &str = "outbox.pending.available";
+    /// Counter: rows parked.
+    pub const PARKED: &str = "outbox.parked";
+    /// Gauge: parked rows in the whole store.
+    pub const PARKED_MESSAGES: &str = "outbox.parked.messages";
+    /// Gauge (seconds): time since the oldest parked row was parked.
+    pub const PARKED_OLDEST_AGE: &str = "outbox.parked.oldest_age";
 
     /// Every instrument name.
-    pub const ALL: [&str; 9] = [
+    pub const ALL: [&str; 12] = [
         OWNED_BUCKETS,
         PUBLISH_ACKNOWLEDGED,
         PUBLISH_FAILURES,
@@ -70,5 +79,8 @@ pub mod names {
         PENDING_MESSAGES,
         PENDING_OLDEST_AGE,
         PENDING_AVAILABLE,
+        PARKED,
+        PARKED_MESSAGES,
+        PARKED_OLDEST_AGE,
     ];
 }

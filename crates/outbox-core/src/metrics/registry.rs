@@ -71,6 +71,21 @@ fn describe_once() {
             Unit::Seconds,
             "Age of the oldest pending message (latest sample)."
         );
+        describe_counter!(
+            names::PARKED,
+            Unit::Count,
+            "Rows moved into the parked table."
+        );
+        describe_gauge!(
+            names::PARKED_MESSAGES,
+            Unit::Count,
+            "Parked rows in the whole store (latest sample)."
+        );
+        describe_gauge!(
+            names::PARKED_OLDEST_AGE,
+            Unit::Seconds,
+            "Time since the oldest parked row was parked (latest sample)."
+        );
         describe_gauge!(
             names::PENDING_AVAILABLE,
             Unit::Count,
@@ -100,6 +115,7 @@ impl RelayMetrics {
             names::PUBLISH_ACKNOWLEDGED,
             names::PUBLISH_FAILURES,
             names::LEASE_EXPIRATIONS,
+            names::PARKED,
         ] {
             counter!(
                 counter,
@@ -149,6 +165,13 @@ impl RelayMetrics {
             RelayEvent::CycleCompleted { elapsed } => {
                 histogram!(names::CYCLE_DURATION, label).record(elapsed.as_secs_f64());
             }
+            RelayEvent::Parked {
+                failed,
+                held_behind,
+                ..
+            } => {
+                counter!(names::PARKED, label).increment((failed.len() + held_behind) as u64);
+            }
             _ => {}
         }
     }
@@ -196,6 +219,8 @@ fn publish_gauges(name: &str, state: &NameState, now: Option<Timestamp>) {
     });
     let mut count: Option<u64> = None;
     let mut oldest: Option<Timestamp> = None;
+    let mut parked: Option<u64> = None;
+    let mut oldest_parked: Option<Timestamp> = None;
     let mut any = false;
     for sample in samples {
         any = true;
@@ -203,7 +228,20 @@ fn publish_gauges(name: &str, state: &NameState, now: Option<Timestamp>) {
         if let Some(at) = sample.oldest_created_at {
             oldest = Some(oldest.map_or(at, |o: Timestamp| o.min(at)));
         }
+        if let Some(n) = sample.parked_count {
+            parked = Some(parked.map_or(n, |p| p.max(n)));
+        }
+        if let Some(at) = sample.oldest_parked_at {
+            oldest_parked = Some(oldest_parked.map_or(at, |o: Timestamp| o.min(at)));
+        }
     }
+    gauge!(names::PARKED_MESSAGES, label.clone()).set(parked.map_or(f64::NAN, |c| c as f64));
+    let parked_age = match (parked, oldest_parked, now) {
+        (Some(0), _, _) => 0.0,
+        (Some(_), Some(at), Some(now)) => now.saturating_duration_since(at).as_secs_f64(),
+        _ => f64::NAN,
+    };
+    gauge!(names::PARKED_OLDEST_AGE, label.clone()).set(parked_age);
     gauge!(names::PENDING_AVAILABLE, label.clone()).set(if any { 1.0 } else { 0.0 });
     gauge!(names::PENDING_MESSAGES, label.clone()).set(count.map_or(f64::NAN, |c| c as f64));
     let age = match (count, oldest, now) {

@@ -23,7 +23,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::message::OutboxMessage;
-use crate::time::Monotonic;
+use crate::park::{Holds, ParkRow};
+use crate::time::{Monotonic, Timestamp};
 
 /// The lane's one store call in flight.
 #[derive(Debug)]
@@ -41,6 +42,20 @@ pub(crate) enum StoreCall {
         published_in_full: bool,
         failures_seen: u64,
     },
+    /// Reading the bucket's parked hold keys.
+    LoadingHolds,
+    /// Moving rows into the parked table.
+    Parking { rows: Arc<[ParkRow]> },
+}
+
+/// The row at the front of the lane that keeps failing permanently.
+#[derive(Debug, Clone)]
+pub(crate) struct FailingRow {
+    pub id: i64,
+    pub attempts: u32,
+    pub first_failed_at: Timestamp,
+    pub last_failed_at: Timestamp,
+    pub error: String,
 }
 
 /// The lane's publish in flight.
@@ -100,6 +115,15 @@ pub(crate) struct Lane {
     /// The bucket is above the relay's share and kept only until the lane is quiet: it
     /// starts nothing new.
     pub surplus: bool,
+    /// The bucket's parked rows as this lane knows them (see [`Holds`]).
+    pub holds: Holds,
+    /// When `holds` was read from the store; `None`: read it before the next fetch (a new
+    /// ownership term, or a park whose outcome is unknown or was partly refused).
+    pub holds_loaded_at: Option<Monotonic>,
+    /// The row that failed permanently at the front of the lane, with its count.
+    pub failing: Option<FailingRow>,
+    /// Rows to park, waiting for the store call slot.
+    pub to_park: Option<Arc<[ParkRow]>>,
 }
 
 impl Lane {
@@ -121,6 +145,10 @@ impl Lane {
             stalled: false,
             fetches_this_turn: 0,
             surplus: false,
+            holds: Holds::default(),
+            holds_loaded_at: None,
+            failing: None,
+            to_park: None,
         }
     }
 
@@ -131,7 +159,10 @@ impl Lane {
 
     /// The lane occupies one of the relay's concurrent-lane slots.
     pub fn is_active(&self) -> bool {
-        self.in_flight() || self.next.is_some() || !self.to_delete.is_empty()
+        self.in_flight()
+            || self.next.is_some()
+            || !self.to_delete.is_empty()
+            || self.to_park.is_some()
     }
 
     pub fn backing_off(&self, now: Monotonic) -> bool {
@@ -147,6 +178,7 @@ impl Lane {
             && self.store_call.is_none()
             && self.next.is_none()
             && self.to_delete.is_empty()
+            && self.to_park.is_none()
             && !self.backing_off(now)
             && (!self.resync || !self.in_flight())
     }
@@ -168,6 +200,8 @@ impl Lane {
         self.hinted_since_fetch = false;
         self.next = None;
         self.to_delete.clear();
+        self.to_park = None;
+        self.failing = None;
         self.cursor = None;
         self.stalled = false;
         if let Some(p) = self.publishing.as_mut() {
@@ -184,6 +218,8 @@ impl Lane {
         self.surplus = false;
         self.cursor = None;
         self.resync = true;
+        // Another relay may have parked rows meanwhile.
+        self.holds_loaded_at = None;
     }
 
     /// Records a failure: the backoff grows, batches behind the failed one are dropped,
@@ -193,8 +229,15 @@ impl Lane {
         self.failures = self.failures.saturating_add(1);
         self.failures_total = self.failures_total.saturating_add(1);
         self.backoff_until = Some(until);
-        // Rows of the failed work are still pending: fetch again once the backoff ends,
-        // without waiting for a probe.
+        self.read_again_from_head();
+        self.failures
+    }
+
+    /// Drops what is queued behind the work that just ended and reads the bucket from
+    /// the head once nothing of the lane is in flight: after a failure, or once a row
+    /// is set aside for parking.
+    pub fn read_again_from_head(&mut self) {
+        // The rows are still pending: fetch again without waiting for a probe.
         self.ready = self.owned;
         self.resync = true;
         self.cursor = None;
@@ -203,7 +246,16 @@ impl Lane {
         if let Some(StoreCall::Fetching { discard, .. }) = self.store_call.as_mut() {
             *discard = true;
         }
-        self.failures
+    }
+
+    /// Whether the parked rows must be (re)read before the next fetch: never read this
+    /// term, or some are parked and the view is older than `refresh` (an operator may
+    /// have requeued them; until the view shows it, the lane keeps reading from the head).
+    pub fn holds_due(&self, now: Monotonic, refresh: std::time::Duration) -> bool {
+        match self.holds_loaded_at {
+            None => true,
+            Some(at) => !self.holds.is_empty() && now >= at.saturating_add(refresh),
+        }
     }
 
     /// The lane's own success: its failure count starts over.

@@ -33,7 +33,7 @@ enum Control {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Life {
+pub(super) enum Life {
     Running,
     Stopping,
     /// The release was handed out (or is not supported); the next idle poll stops.
@@ -45,13 +45,13 @@ enum Life {
 /// The relay's decisions, free of I/O. See the [module docs](super).
 #[derive(Debug)]
 pub struct RelayMachine {
-    options: RelayOptions,
-    capabilities: StoreCapabilities,
-    leases: Leases,
+    pub(super) options: RelayOptions,
+    pub(super) capabilities: StoreCapabilities,
+    pub(super) leases: Leases,
     discovery: Discovery,
     /// One lane per owned bucket, plus lanes of lost buckets until their calls in
     /// flight are answered.
-    lanes: BTreeMap<i32, Lane>,
+    pub(super) lanes: BTreeMap<i32, Lane>,
     /// Where the search for a lane to start begins, so that slots rotate over the
     /// ready lanes instead of always going to the lowest bucket.
     rotation: i32,
@@ -72,8 +72,8 @@ pub struct RelayMachine {
     /// A publish was abandoned during shutdown: its request may still reach the broker,
     /// so the leases are left to run out instead of being handed back.
     abandoned: bool,
-    life: Life,
-    events: VecDeque<RelayEvent>,
+    pub(super) life: Life,
+    pub(super) events: VecDeque<RelayEvent>,
 }
 
 impl RelayMachine {
@@ -341,6 +341,9 @@ impl RelayMachine {
         if let Some(command) = self.next_delete(now) {
             return Some(command);
         }
+        if let Some(command) = self.next_park(now) {
+            return Some(command);
+        }
         if let Some(command) = self.next_publish(now) {
             return Some(command);
         }
@@ -405,7 +408,7 @@ impl RelayMachine {
             })
             .map(|l| l.bucket);
         if let Some(bucket) = continuing {
-            return self.issue_fetch(bucket);
+            return self.issue_fetch(bucket, now);
         }
         if active >= max {
             return None;
@@ -423,10 +426,13 @@ impl RelayMachine {
         if let Some(lane) = self.lanes.get_mut(&candidate) {
             lane.fetches_this_turn = 0;
         }
-        self.issue_fetch(candidate)
+        self.issue_fetch(candidate, now)
     }
 
-    fn issue_fetch(&mut self, bucket: i32) -> Option<Command> {
+    fn issue_fetch(&mut self, bucket: i32, now: Now) -> Option<Command> {
+        if self.holds_due(bucket, now) {
+            return self.issue_load_holds(bucket);
+        }
         let lane = self.lanes.get_mut(&bucket)?;
         // A store that cannot honour the cursor reads from the head and returns the
         // rows still in the pipeline first: ask for that many more.
@@ -438,9 +444,16 @@ impl RelayMachine {
         lane.hinted_since_fetch = false;
         lane.backoff_until = None;
         lane.fetches_this_turn = lane.fetches_this_turn.saturating_add(1);
+        // While rows of the bucket are parked, an operator may requeue them under their
+        // original ids, below any cursor: read from the head until none is parked.
+        let after = if lane.holds.is_empty() {
+            lane.cursor
+        } else {
+            None
+        };
         Some(Command::FetchBatch {
             bucket,
-            after: lane.cursor,
+            after,
             limit,
         })
     }
@@ -565,6 +578,8 @@ impl RelayMachine {
             Outcome::Deleted { bucket, result } => self.on_deleted(now, bucket, result),
             Outcome::Renewed(result) => self.on_renewed(now, result),
             Outcome::Released(result) => self.on_released(result),
+            Outcome::HoldsLoaded { bucket, result } => self.on_holds_loaded(now, bucket, result),
+            Outcome::Parked { bucket, result } => self.on_parked(now, bucket, result),
         }
         self.remove_finished_lanes();
         // A surplus lane that went quiet is handed over by the next acquisition, at once.
@@ -592,6 +607,11 @@ impl RelayMachine {
             Outcome::Deleted { bucket, .. } => lane(bucket)
                 .is_some_and(|l| matches!(l.store_call, Some(StoreCall::Deleting { .. }))),
             Outcome::Released(_) => matches!(self.control, Control::Releasing { .. }),
+            Outcome::HoldsLoaded { bucket, .. } => {
+                lane(bucket).is_some_and(|l| matches!(l.store_call, Some(StoreCall::LoadingHolds)))
+            }
+            Outcome::Parked { bucket, .. } => lane(bucket)
+                .is_some_and(|l| matches!(l.store_call, Some(StoreCall::Parking { .. }))),
         }
     }
 
@@ -768,7 +788,12 @@ impl RelayMachine {
             // head again, the next publish sets the cursor anew.
             lane.cursor = None;
         }
-        lane.next = Some(fresh.into());
+        let publish = self.hold_back(bucket, fresh);
+        if !publish.is_empty()
+            && let Some(lane) = self.lanes.get_mut(&bucket)
+        {
+            lane.next = Some(publish.into());
+        }
     }
 
     /// Result of [`Command::Publish`].
@@ -789,6 +814,7 @@ impl RelayMachine {
         let elapsed = now.mono.saturating_duration_since(started);
         let acknowledged = outcome.acknowledged.min(batch.len());
         let failed = outcome.error.is_some() || acknowledged < batch.len();
+        let blamed = Self::blamed_row(&batch, acknowledged, outcome.error.as_ref());
         self.events.push_back(RelayEvent::Published {
             bucket,
             attempted: batch.len(),
@@ -833,6 +859,11 @@ impl RelayMachine {
             });
         }
         if failed {
+            if let Some((row, error)) = blamed
+                && self.on_row_blamed(now, bucket, &row, error)
+            {
+                return;
+            }
             self.lane_failed(now, bucket);
         }
     }
@@ -1037,7 +1068,7 @@ impl RelayMachine {
         Some(until)
     }
 
-    fn lane_store_failed(
+    pub(super) fn lane_store_failed(
         &mut self,
         now: Now,
         bucket: i32,
@@ -1078,6 +1109,7 @@ impl RelayMachine {
         for lane in self.lanes.values_mut() {
             lane.next = None;
             lane.to_delete.clear();
+            lane.to_park = None;
             lane.ready = false;
         }
     }

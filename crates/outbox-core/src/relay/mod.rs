@@ -39,6 +39,7 @@ mod discovery;
 mod lane;
 mod lease;
 mod machine;
+mod parking;
 #[cfg(test)]
 mod tests;
 
@@ -49,6 +50,7 @@ pub use machine::RelayMachine;
 
 use crate::error::{Misconfiguration, PublishError, StoreError};
 use crate::message::OutboxMessage;
+use crate::park::{HoldKey, ParkOutcome, ParkRow};
 use crate::publisher::PublishOutcome;
 use crate::store::{Acquired, RenewOutcome};
 use crate::time::{Monotonic, Timestamp};
@@ -100,6 +102,22 @@ pub enum Command {
         /// Length of the acknowledged prefix to delete.
         count: usize,
     },
+    /// Call [`OutboxStore::parked_holds`](crate::OutboxStore::parked_holds); report with
+    /// [`Outcome::HoldsLoaded`] for the same bucket.
+    LoadHolds {
+        /// The bucket.
+        bucket: i32,
+    },
+    /// Call [`OutboxStore::park_rows`](crate::OutboxStore::park_rows) with this relay's
+    /// id, `now` and `rows`; report with [`Outcome::Parked`] for the same bucket.
+    ParkRows {
+        /// The bucket.
+        bucket: i32,
+        /// The instant to pass as [`ParkRequest::now`](crate::park::ParkRequest::now).
+        now: Timestamp,
+        /// The rows, ascending by id.
+        rows: Arc<[ParkRow]>,
+    },
     /// Call [`OutboxStore::renew_leases`](crate::OutboxStore::renew_leases); report with
     /// [`Outcome::Renewed`]. May be issued while lanes are busy.
     RenewLeases {
@@ -147,6 +165,20 @@ pub enum Outcome {
         bucket: i32,
         /// Whether the delete succeeded.
         result: Result<(), StoreError>,
+    },
+    /// [`Command::LoadHolds`]: the bucket's parked rows grouped by hold key.
+    HoldsLoaded {
+        /// The bucket of the command.
+        bucket: i32,
+        /// Each group with its lowest id.
+        result: Result<Vec<(Option<HoldKey>, i64)>, StoreError>,
+    },
+    /// [`Command::ParkRows`]: what the store parked.
+    Parked {
+        /// The bucket of the command.
+        bucket: i32,
+        /// Parked, released, or refused for a lost lease.
+        result: Result<ParkOutcome, StoreError>,
     },
     /// [`Command::RenewLeases`]: which leases were renewed and which were lost.
     Renewed(Result<RenewOutcome, StoreError>),
@@ -218,6 +250,36 @@ pub enum RelayEvent {
         bucket: i32,
         /// The first error.
         error: PublishError,
+    },
+    /// A publish failed permanently because of one row, which has now failed `attempts`
+    /// times; at [`max_publish_attempts`](crate::RelayOptions::max_publish_attempts) it is
+    /// parked.
+    RowFailing {
+        /// The bucket.
+        bucket: i32,
+        /// The row's id.
+        id: i64,
+        /// The row's message id.
+        message_id: crate::Uuid,
+        /// Permanent failures so far.
+        attempts: u32,
+    },
+    /// Rows were moved into the parked table.
+    Parked {
+        /// The bucket.
+        bucket: i32,
+        /// Rows parked for their own failures, with their message ids and last error.
+        failed: Vec<(i64, crate::Uuid, String)>,
+        /// Rows parked behind a parked row of their key.
+        held_behind: usize,
+    },
+    /// Rows to be parked behind their key were left pending because their key is no
+    /// longer held (an operator requeued or discarded the parked rows).
+    HoldReleased {
+        /// The bucket.
+        bucket: i32,
+        /// How many rows.
+        rows: usize,
     },
     /// A publish was cancelled by shutdown; nothing was deleted.
     PublishCancelled {

@@ -18,6 +18,10 @@ use outbox_core::{
 
 use crate::rng::Rng;
 
+mod operator;
+
+pub use operator::ParkMode;
+
 const LEASE_MS: u64 = 30_000;
 const RENEW_MS: u64 = 10_000;
 const BUDGET_MS: u64 = 15_000;
@@ -47,6 +51,14 @@ pub struct Stats {
     pub slow_lease_runs: u64,
     pub lane_backoffs: u64,
     pub max_in_flight_publishes: u64,
+    pub park_runs: u64,
+    pub poisoned_rows: u64,
+    pub parked_failed: u64,
+    pub parked_behind: u64,
+    pub holds_released: u64,
+    pub requeues: u64,
+    pub requeues_during_writes: u64,
+    pub discards: u64,
 }
 
 impl Stats {
@@ -69,6 +81,14 @@ impl Stats {
         self.poisoned_runs += o.poisoned_runs;
         self.slow_lease_runs += o.slow_lease_runs;
         self.lane_backoffs += o.lane_backoffs;
+        self.park_runs += o.park_runs;
+        self.poisoned_rows += o.poisoned_rows;
+        self.parked_failed += o.parked_failed;
+        self.parked_behind += o.parked_behind;
+        self.holds_released += o.holds_released;
+        self.requeues += o.requeues;
+        self.requeues_during_writes += o.requeues_during_writes;
+        self.discards += o.discards;
         self.max_in_flight_publishes = self.max_in_flight_publishes.max(o.max_in_flight_publishes);
     }
 }
@@ -106,6 +126,11 @@ struct Scenario {
     poison: bool,
     /// Every lease call takes longer than the renew interval to answer.
     slow_leases: bool,
+    /// Whether and how rows that fail permanently are parked. With parking, poisoned
+    /// rows appear anywhere and an operator requeues and discards them.
+    park: ParkMode,
+    /// `max_publish_attempts` when parking.
+    max_attempts: u32,
 }
 
 impl Scenario {
@@ -158,6 +183,8 @@ impl Scenario {
             max_lanes: rng.range(1, 8) as usize,
             poison: rng.chance(0.2),
             slow_leases: rng.chance(0.15),
+            park: ParkMode::generate(rng),
+            max_attempts: rng.range(1, 4) as u32,
         };
         // Without renewal, acquisitions are what extends a lease and a publish needs the
         // whole budget left on it: lease calls slower than the renew interval cannot
@@ -198,6 +225,8 @@ enum Happening {
         hint: Hint,
     },
     WriterTick,
+    /// An operator looks at the parked rows and requeues or discards some.
+    OperatorTick,
     Commit {
         tx: usize,
     },
@@ -266,6 +295,15 @@ struct World {
     /// Rows of the poisoned bucket above the poisoned row that committed after it: every
     /// read sees the poisoned row before them, so none may ever be published.
     behind_poison: HashSet<Uuid>,
+    /// With parking: rows the broker rejects until an operator repairs them.
+    poisoned: HashSet<Uuid>,
+    /// Rows an operator discarded: never delivered, and not lost.
+    discarded: HashSet<Uuid>,
+    /// Keys that ever had a parked row (their order is not promised under `SkipRow`).
+    keys_parked: HashSet<u64>,
+    /// The operator's last move: everything repaired and requeued once the relays had
+    /// drained every row they could.
+    final_requeue_done: bool,
     /// A guarantee broken inside a broker append, reported by the final checks.
     violation: Option<String>,
 }
@@ -313,10 +351,18 @@ pub fn run(seed: u64, verbose: bool) -> Result<Stats, String> {
         poison_row: None,
         poison_committed: false,
         behind_poison: HashSet::new(),
+        poisoned: HashSet::new(),
+        discarded: HashSet::new(),
+        keys_parked: HashSet::new(),
+        final_requeue_done: false,
         violation: None,
         sc,
     };
-    if world.sc.poison && world.sc.bucket_count >= 2 {
+    if world.sc.park != ParkMode::Off {
+        world.stats.park_runs = 1;
+        let first = world.rng.range(2_000, 8_000);
+        world.push(first, Happening::OperatorTick);
+    } else if world.sc.poison && world.sc.bucket_count >= 2 {
         world.poison_bucket = Some(world.rng.range(0, u64::from(world.sc.bucket_count) - 1) as i32);
         world.stats.poisoned_runs = 1;
     }
@@ -400,7 +446,12 @@ impl World {
             .lease_renew_interval(Duration::from_millis(RENEW_MS))
             .error_backoff(Duration::from_millis(200))
             .max_error_backoff(Duration::from_secs(3))
-            .max_concurrent_lanes(self.sc.max_lanes);
+            .max_concurrent_lanes(self.sc.max_lanes)
+            .max_publish_attempts(match self.sc.park {
+                ParkMode::Off => None,
+                _ => std::num::NonZeroU32::new(self.sc.max_attempts),
+            })
+            .park_policy(self.sc.park.policy());
         if !self.sc.renewal {
             b = b.max_publish_duration(Duration::from_millis(BUDGET_MS));
         }
@@ -434,6 +485,12 @@ impl World {
                 && self.unblocked_pending() == 0
                 && self.relays.iter().all(|r| r.machine.is_some())
             {
+                // Every row the relays could publish is out: healthy keys drained while
+                // rows were parked. The operator now repairs and requeues the rest.
+                if self.final_requeue() {
+                    last_progress = self.now;
+                    continue;
+                }
                 break;
             }
         }
@@ -507,6 +564,14 @@ impl World {
                 }
                 Ok(())
             }
+            Happening::OperatorTick => {
+                self.operator_tick();
+                if self.now < self.sc.write_ms {
+                    let next = self.now + self.rng.range(2_000, 10_000);
+                    self.push(next, Happening::OperatorTick);
+                }
+                Ok(())
+            }
             Happening::Commit { tx } => {
                 self.commit(tx);
                 Ok(())
@@ -567,7 +632,9 @@ impl World {
             m.handle_timeout(local);
             while let Some(command) = m.poll_command(local) {
                 match &command {
-                    Command::Publish { bucket, .. } | Command::FetchBatch { bucket, .. }
+                    Command::Publish { bucket, .. }
+                    | Command::FetchBatch { bucket, .. }
+                    | Command::ParkRows { bucket, .. }
                         if !m.owns_valid(*bucket, local) =>
                     {
                         return Err(format!(
@@ -615,6 +682,15 @@ impl World {
                 }
                 match event {
                     RelayEvent::Fatal(error) => fatal = Some(error),
+                    RelayEvent::Parked {
+                        failed,
+                        held_behind,
+                        ..
+                    } => {
+                        self.stats.parked_failed += failed.len() as u64;
+                        self.stats.parked_behind += held_behind as u64;
+                    }
+                    RelayEvent::HoldReleased { .. } => self.stats.holds_released += 1,
                     RelayEvent::OwnershipChanged { owned } => {
                         rs.owned_before = owned.into_iter().collect();
                         let owned_now = &rs.owned_before;
@@ -883,6 +959,33 @@ impl World {
                 bucket,
                 outcome: self.broker_append(relay, generation, &batch),
             },
+            Command::LoadHolds { bucket } => Outcome::HoldsLoaded {
+                bucket,
+                result: if fail_before {
+                    Err(unavailable())
+                } else {
+                    let r = ready(self.store.parked_holds(bucket));
+                    if fail_after { Err(unavailable()) } else { r }
+                },
+            },
+            Command::ParkRows { bucket, now, rows } => Outcome::Parked {
+                bucket,
+                result: if fail_before {
+                    Err(unavailable())
+                } else {
+                    let request = outbox_core::ParkRequest {
+                        relay_id: &relay_id,
+                        now,
+                        bucket,
+                        rows: &rows,
+                    };
+                    let r = ready(self.store.park_rows(&request));
+                    if let Ok(outcome) = &r {
+                        self.note_parked(relay, bucket, &rows, outcome)?;
+                    }
+                    if fail_after { Err(unavailable()) } else { r }
+                },
+            },
             Command::ReleaseLeases => Outcome::Released(if fail_before {
                 Err(unavailable())
             } else {
@@ -925,6 +1028,11 @@ impl World {
         let poisoned_at = self
             .poison_row
             .and_then(|(id, _)| batch.iter().position(|m| m.message_id == id));
+        let poisoned_at = poisoned_at.or_else(|| {
+            batch
+                .iter()
+                .position(|m| self.poisoned.contains(&m.message_id))
+        });
         let (appended, acked, error) = if let Some(k) = poisoned_at {
             // Rejected forever; like the real publisher, nothing from it on is sent.
             (
@@ -1029,6 +1137,14 @@ impl World {
         let id = tx.insert(message);
         if self.poison_bucket == Some(bucket) && self.poison_row.is_none() && self.rng.chance(0.2) {
             self.poison_row = Some((message_id, id));
+        }
+        if self.sc.park != ParkMode::Off
+            && self.sc.poison
+            && self.faults_on()
+            && self.rng.chance(0.03)
+        {
+            self.poisoned.insert(message_id);
+            self.stats.poisoned_rows += 1;
         }
         self.key_busy.insert(key);
         self.key_of.insert(message_id, key);
@@ -1210,6 +1326,12 @@ impl World {
                 println!("pending: bucket {} id {}", m.bucket, m.id);
             }
         }
+        if !self.store.parked().is_empty() {
+            return Err(format!(
+                "{} rows still parked after the operator requeued everything",
+                self.store.parked().len()
+            ));
+        }
         if pending > 0 || self.open.iter().any(Option::is_some) {
             return Err(format!(
                 "{pending} rows still pending {} ms after faults stopped (sim ended at {} ms)",
@@ -1218,11 +1340,11 @@ impl World {
             ));
         }
         let delivered: HashSet<Uuid> = self.topic.iter().map(|r| r.message_id).collect();
-        if let Some((missing, _, id)) = self
-            .committed
-            .iter()
-            .find(|(m, _, id)| !delivered.contains(m) && !self.blocked(self.store_bucket(*m), *id))
-        {
+        if let Some((missing, _, id)) = self.committed.iter().find(|(m, _, id)| {
+            !delivered.contains(m)
+                && !self.discarded.contains(m)
+                && !self.blocked(self.store_bucket(*m), *id)
+        }) {
             return Err(format!(
                 "committed row {id} ({missing}) never reached the topic: lost"
             ));
@@ -1230,6 +1352,9 @@ impl World {
         // Per key, first deliveries follow commit order (ids ascend per key because
         // writers serialize per key).
         let id_of: HashMap<Uuid, i64> = self.committed.iter().map(|(m, _, id)| (*m, *id)).collect();
+        let spread = self.sc.skews.iter().max().copied().unwrap_or(0)
+            - self.sc.skews.iter().min().copied().unwrap_or(0);
+        let beyond_tolerated_skew = spread >= (LEASE_MS - RENEW_MS) as i64;
         let mut seen = HashSet::new();
         let mut last_per_key: BTreeMap<u64, i64> = BTreeMap::new();
         let mut duplicates = 0u64;
@@ -1239,6 +1364,14 @@ impl World {
                 continue;
             }
             let id = id_of.get(&record.message_id).copied().unwrap_or(i64::MAX);
+            if (self.sc.park == ParkMode::SkipRow || beyond_tolerated_skew)
+                && self.keys_parked.contains(&record.key)
+            {
+                // Documented: under SkipRow a parked row arrives after its key's later
+                // rows; and with clocks further apart than the tolerated skew two relays
+                // may act on one bucket, the lagging one unaware of a fresh park.
+                continue;
+            }
             if let Some(last) = last_per_key.insert(record.key, id)
                 && last > id
             {
