@@ -1,7 +1,9 @@
 //! Deterministic simulation of several relays sharing one in-memory store and one
 //! in-memory "topic", with injected crashes, pauses past the lease, clock skew, store
 //! errors (before and after the write), partial and lost publish acknowledgements,
-//! slow publishes, and lost, duplicated and reordered notifications.
+//! slow publishes, lost, duplicated and reordered notifications, and rows the broker
+//! rejects for good, which the relays park and an operator requeues (also while the
+//! same keys are being written) or discards.
 //!
 //! Everything runs on a simulated clock from one seed. After each run the checker
 //! verifies the guarantees in the crate docs; a failure prints the seed and the one
@@ -44,6 +46,10 @@ const REGRESSION_SEEDS: &[u64] = &[
     272_249_292_985_023,
     // Lanes: a stopping relay kept renewing slow leases instead of releasing them.
     241_107_317_224_683,
+    // Parking: a poisoned row written after the operator's final requeue stayed parked.
+    244_009_822_670_895,
+    // Parking: clocks beyond the tolerated skew let a lagging relay publish a held key.
+    98_099_850_924_282,
 ];
 /// Fresh seeds per default run, on top of the regression seeds.
 const DEFAULT_SEEDS: u64 = 10_000;
@@ -167,6 +173,20 @@ fn relays_lose_nothing_under_injected_faults() {
         assert!(total.poisoned_runs > 0, "no poisoned bucket: {total:?}");
         assert!(total.slow_lease_runs > 0, "no slow lease calls: {total:?}");
         assert!(total.lane_backoffs > 0, "no lane backed off: {total:?}");
+        assert!(total.parked_failed > 0, "no row parked: {total:?}");
+        assert!(
+            total.parked_behind > 0,
+            "no row parked behind its key: {total:?}"
+        );
+        assert!(
+            total.requeues_during_writes > 0,
+            "no requeue while writers committed: {total:?}"
+        );
+        assert!(
+            total.holds_released > 0,
+            "no hold released under a relay: {total:?}"
+        );
+        assert!(total.discards > 0, "no discard: {total:?}");
         assert!(
             total.max_in_flight_publishes > 1,
             "lanes never published side by side: {total:?}"
