@@ -292,3 +292,87 @@ async fn ready_after_the_first_acquisition_only() {
     assert!(wait_for(|| relay.is_ready(), Duration::from_secs(10)).await);
     relay.stop(Duration::from_secs(5)).await.unwrap();
 }
+
+/// The async shell executes parking end to end: a row the publisher refuses for good is
+/// parked after `max_publish_attempts`, its key's later rows are parked behind it, the
+/// other key flows; once repaired and requeued, the key arrives in commit order.
+#[tokio::test(start_paused = true)]
+async fn a_refused_row_is_parked_its_key_held_and_a_requeue_keeps_the_order() {
+    use outbox_core::{EnqueueConfig, OutboxSchema, ParkReason, ParkedRows, ParkedSelection};
+
+    let schema = OutboxSchema::builder().bucket_count(1).build().unwrap();
+    let config = EnqueueConfig::from(schema.clone());
+    let message = |key: &str, n: u8| {
+        OutboxMessage::builder("t")
+            .key(key)
+            .value(vec![n])
+            .build(&config)
+            .unwrap()
+    };
+    let store = MemoryStore::new();
+    let publisher = MemoryPublisher::new();
+    let first_k = message("k", 1);
+    publisher.reject(first_k.message_id);
+    store.enqueue_all([
+        first_k.clone(),
+        message("j", 1),
+        message("k", 2),
+        message("j", 2),
+        message("k", 3),
+    ]);
+    let options = RelayOptions::builder()
+        .schema(schema)
+        .max_publish_attempts(std::num::NonZeroU32::new(2))
+        .poll_interval(Duration::from_millis(200))
+        .error_backoff(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let relay = Relay::spawn(store.clone(), publisher.clone(), options).unwrap();
+    let keys_published = |key: &[u8]| -> Vec<u8> {
+        publisher
+            .records()
+            .iter()
+            .filter(|r| r.key.as_deref() == Some(key))
+            .filter_map(|r| r.value.as_ref().map(|v| v[0]))
+            .collect()
+    };
+    assert!(
+        wait_for(
+            || store.parked().len() == 3 && store.pending_count() == 0,
+            Duration::from_secs(30)
+        )
+        .await,
+        "k's three rows parked, j drained: parked {:?}, pending {}",
+        store
+            .parked()
+            .iter()
+            .map(|p| p.message.id)
+            .collect::<Vec<_>>(),
+        store.pending_count()
+    );
+    assert_eq!(keys_published(b"j"), [1, 2], "the other key flowed");
+    assert!(
+        keys_published(b"k").is_empty(),
+        "nothing of k overtook its parked row"
+    );
+    let parked = store.parked();
+    assert!(matches!(&parked[0].reason, ParkReason::Failed(f) if f.attempts == 2));
+    assert!(parked[1..].iter().all(|p| p.reason
+        == ParkReason::HeldBehind {
+            blocking_id: parked[0].message.id
+        }));
+
+    publisher.accept(first_k.message_id);
+    let requeued = store
+        .requeue_parked(&ParkedSelection::Key(b"k".to_vec()))
+        .await
+        .unwrap();
+    assert_eq!(requeued.len(), 3);
+    assert!(
+        wait_for(|| keys_published(b"k").len() == 3, Duration::from_secs(30)).await,
+        "the requeued key drains"
+    );
+    assert_eq!(keys_published(b"k"), [1, 2, 3], "in commit order");
+    assert!(store.parked().is_empty() && store.pending_count() == 0);
+    relay.stop(Duration::from_secs(5)).await.unwrap();
+}

@@ -63,6 +63,8 @@ struct State {
     topic: Vec<PublishedRecord>,
     script: VecDeque<Scripted>,
     calls: usize,
+    /// Messages refused for good, as a broker refuses a record that is too large.
+    rejected: std::collections::HashSet<Uuid>,
 }
 
 /// A publisher that appends to an in-memory topic, shared by every clone.
@@ -88,6 +90,17 @@ impl MemoryPublisher {
         self.lock().script.extend(results);
     }
 
+    /// Refuses `message_id` for good from now on: a batch holding it is stored up to it
+    /// and fails there with a permanent error naming it (after any scripted result).
+    pub fn reject(&self, message_id: Uuid) {
+        self.lock().rejected.insert(message_id);
+    }
+
+    /// Accepts `message_id` again (the operator repaired what made it fail).
+    pub fn accept(&self, message_id: Uuid) {
+        self.lock().rejected.remove(&message_id);
+    }
+
     /// Everything stored so far, in append order (duplicates included).
     pub fn records(&self) -> Vec<PublishedRecord> {
         self.lock().topic.clone()
@@ -104,6 +117,17 @@ impl MemoryPublisher {
         let mut state = self.lock();
         state.calls += 1;
         let step = state.script.pop_front().unwrap_or(Scripted::AckAll);
+        if step == Scripted::AckAll
+            && let Some(at) = batch
+                .iter()
+                .position(|m| state.rejected.contains(&m.message_id))
+        {
+            state
+                .topic
+                .extend(batch[..at].iter().map(PublishedRecord::from));
+            let error = PublishError::permanent(Some(batch[at].message_id), "rejected for good");
+            return PublishOutcome::partial(at, error);
+        }
         match step {
             Scripted::AckAll => {
                 state.topic.extend(batch.iter().map(PublishedRecord::from));
