@@ -20,6 +20,7 @@
 //! | [`mod@fair_share`] | how many buckets each live relay should own |
 //! | [`lease_plan`] | the lease policy: which buckets an acquisition releases, extends and claims |
 //! | [`store`], [`publisher`], [`notifier`] | the traits a backend implements |
+//! | [`park`] | setting aside rows that can never be published, the hold-key rule, requeue and discard |
 //! | [`error`] | retryable versus fatal errors |
 //! | [`relay`] | [`RelayMachine`]: every relay decision as a pure state machine |
 //! | `driver` (feature `runtime`, default) | `Relay::spawn`: the thin tokio shell, and the local commit notifier |
@@ -64,8 +65,12 @@
 //!    [`plan_acquisition`]) or `RenewLeases` when the renewal deadline passed (stores
 //!    with the renewal capability); and beside it `ProbePending` over all owned buckets
 //!    when discovery is due (poll interval, a new bucket, or an unknown hint).
-//! 2. Per lane: `DeletePublished` for exactly an acknowledged prefix, `Publish` of the
-//!    fetched batch, `FetchBatch` (after the lane's cursor) while the lane holds a slot.
+//! 2. Per lane: `DeletePublished` for exactly an acknowledged prefix, `ParkRows` for a row
+//!    that failed for good `max_publish_attempts` times (and for rows held behind a parked
+//!    row of their key), `Publish` of the fetched batch, `LoadHolds` (the bucket's parked
+//!    keys, once per ownership term and when a park was refused or uncertain), and
+//!    `FetchBatch` (after the lane's cursor, from the head while anything is parked) while
+//!    the lane holds a slot.
 //! 3. `ReleaseLeases`, once, as the last command of a graceful stop (stores with the
 //!    release capability): after the publishes in flight and their deletes finished, the
 //!    relay hands its buckets back and deletes its heartbeat, so the others take over at
@@ -83,7 +88,9 @@
 //! are busy means their rows are left for the next owner: nothing is deleted and nothing
 //! new is published there. A failed publish drops every batch fetched behind it, and the
 //! lane reads from the head again once nothing of it is in flight. Store and publish
-//! failures back off and never drop rows; only a [`Misconfiguration`] stops the relay.
+//! failures back off and never drop rows: a row that fails for good is parked (moved, in
+//! one transaction, under the lease) and stays visible until an operator requeues or
+//! discards it; only a [`Misconfiguration`] stops the relay.
 //! Hints add work only for validly owned buckets and never shorten a backoff or the
 //! discovery deadline. Without the renewal capability a publish starts only when the lease
 //! covers `max_publish_duration + lease_renew_interval`, and a publish that overruns that
@@ -98,7 +105,8 @@
 //! each batch; a lane's batches go out strictly one after the other. Equal keys therefore
 //! keep their enqueue order (first deliveries; a row that commits late with a lower id is
 //! still found, because a lane reads past its cursor only where the store shows that no
-//! lower row can still appear).
+//! lower row can still appear). Parking keeps it: under [`ParkPolicy::HoldKey`] a row is
+//! published only when no parked row of its key has a lower id (see [`park`]).
 //!
 //! # Message identity
 //!
