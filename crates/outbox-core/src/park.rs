@@ -6,7 +6,10 @@
 //! [`max_publish_attempts`](crate::RelayOptions::max_publish_attempts) times; then the
 //! bucket's lease owner moves it, in one transaction, from the messages table into the
 //! parked table with the error, the attempt count and the first and last failure times.
-//! The rest of the bucket keeps flowing.
+//! The rest of the bucket keeps flowing. The count lives in the relay's memory: a restart
+//! or a new owner of the bucket starts it over, so a row is parked after
+//! `max_publish_attempts` failures within one ownership term. Errors that blame no row
+//! (the broker is unreachable, authentication is refused) never count.
 //!
 //! # Holding a key
 //!
