@@ -81,14 +81,20 @@ impl HoldKey {
     /// The key a row holds and is held by; `None` for keyless, unpinned rows, which
     /// promise no order.
     pub fn of(message: &OutboxMessage) -> Option<HoldKey> {
-        match (message.partition, &message.key) {
+        HoldKey::from_parts(&message.topic, message.key.as_deref(), message.partition)
+    }
+
+    /// The same from a row's stored columns (what a store reads back from its parked
+    /// table).
+    pub fn from_parts(topic: &str, key: Option<&[u8]>, partition: Option<i32>) -> Option<HoldKey> {
+        match (partition, key) {
             (Some(partition), _) => Some(HoldKey::Partition {
-                topic: message.topic.clone(),
+                topic: topic.to_owned(),
                 partition,
             }),
             (None, Some(key)) => Some(HoldKey::Key {
-                topic: message.topic.clone(),
-                key: key.clone(),
+                topic: topic.to_owned(),
+                key: key.to_vec(),
             }),
             (None, None) => None,
         }

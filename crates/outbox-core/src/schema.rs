@@ -83,6 +83,7 @@ pub struct OutboxTables {
     relays: String,
     parked: String,
     messages_index: String,
+    parked_index: String,
 }
 
 impl Default for OutboxTables {
@@ -94,6 +95,7 @@ impl Default for OutboxTables {
             relays: DEFAULT_RELAYS_TABLE.to_owned(),
             parked: DEFAULT_PARKED_TABLE.to_owned(),
             messages_index: format!("{DEFAULT_MESSAGES_TABLE}{INDEX_SUFFIX}"),
+            parked_index: format!("{DEFAULT_PARKED_TABLE}{INDEX_SUFFIX}"),
         }
     }
 }
@@ -128,6 +130,11 @@ impl OutboxTables {
     /// failures, and the rows of their keys held behind them.
     pub fn parked(&self) -> &str {
         &self.parked
+    }
+
+    /// Name of the parked table's `(bucket, id)` index: its name plus `_bucket_id_idx`.
+    pub fn parked_index(&self) -> &str {
+        &self.parked_index
     }
 
     /// Name of the `(bucket, id)` index: the messages table name plus `_bucket_id_idx`.
@@ -220,6 +227,8 @@ impl OutboxTablesBuilder {
         }
         let messages_index = format!("{}{INDEX_SUFFIX}", self.messages);
         validate_identifier(NameRole::Index, &messages_index)?;
+        let parked_index = format!("{}{INDEX_SUFFIX}", self.parked);
+        validate_identifier(NameRole::Index, &parked_index)?;
         Ok(OutboxTables {
             schema: self.schema,
             messages: self.messages,
@@ -227,6 +236,7 @@ impl OutboxTablesBuilder {
             relays: self.relays,
             parked: self.parked,
             messages_index,
+            parked_index,
         })
     }
 }

@@ -111,6 +111,29 @@ async fn a_store_without_renewal_needs_a_publish_budget_at_start() {
     ));
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_store_that_cannot_park_needs_max_publish_attempts_none() {
+    let store = MemoryStore::new().with_capabilities(StoreCapabilities {
+        lease_renewal: true,
+        backlog_metrics: false,
+        lease_release: false,
+        parking: false,
+    });
+    let result = Relay::spawn(store.clone(), MemoryPublisher::new(), options());
+    assert!(matches!(
+        result,
+        Err(RelayError::Misconfigured(
+            Misconfiguration::ParkingUnsupported
+        ))
+    ));
+    let retry_forever = RelayOptions::builder()
+        .max_publish_attempts(None)
+        .build()
+        .unwrap();
+    let relay = Relay::spawn(store, MemoryPublisher::new(), retry_forever).unwrap();
+    relay.stop(Duration::from_secs(5)).await.unwrap();
+}
+
 #[test]
 fn spawning_outside_a_runtime_is_an_error_not_a_panic() {
     let result = Relay::spawn(MemoryStore::new(), MemoryPublisher::new(), options());

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use outbox_core::{OptionsError, OutboxSchema, OutboxTables, RelayOptions, SchemaError};
+use outbox_core::{
+    OptionsError, OutboxSchema, OutboxTables, ParkPolicy, RelayOptions, SchemaError,
+};
 use serde::Deserialize;
 
 use crate::duration::parse_duration;
@@ -50,6 +52,9 @@ pub struct Cli {
     /// Relays (heartbeat) table name.
     #[arg(long, env = "OUTBOX_RELAYS_TABLE")]
     pub relays_table: Option<String>,
+    /// Parked-rows table name. Default outbox_parked.
+    #[arg(long, env = "OUTBOX_PARKED_TABLE")]
+    pub parked_table: Option<String>,
 
     /// Kafka bootstrap servers, comma-separated host:port.
     #[arg(long, env = "OUTBOX_BROKERS", value_name = "HOST:PORT,...")]
@@ -112,6 +117,14 @@ pub struct Cli {
     /// Sample the backlog only on the relay holding bucket 0. Default false.
     #[arg(long, env = "OUTBOX_METRICS_BUCKET_ZERO_ONLY")]
     pub metrics_bucket_zero_only: Option<bool>,
+    /// Permanent failures of one row before it is parked; `never` retries it forever (its
+    /// bucket then waits behind it). Default 3.
+    #[arg(long, env = "OUTBOX_MAX_PUBLISH_ATTEMPTS", value_name = "N|never")]
+    pub max_publish_attempts: Option<String>,
+    /// What happens to a parked row's key: hold-key (its later rows are parked behind it,
+    /// order kept) or skip-row (they are published, order broken). Default hold-key.
+    #[arg(long, env = "OUTBOX_PARK_POLICY", value_name = "hold-key|skip-row")]
+    pub park_policy: Option<String>,
     /// First backoff after a failure. Default 1s.
     #[arg(long, env = "OUTBOX_ERROR_BACKOFF", value_parser = parse_duration)]
     pub error_backoff: Option<Duration>,
@@ -138,6 +151,7 @@ pub struct FileConfig {
     messages_table: Option<String>,
     leases_table: Option<String>,
     relays_table: Option<String>,
+    parked_table: Option<String>,
     brokers: Option<String>,
     client_id: Option<String>,
     tls: Option<bool>,
@@ -158,6 +172,8 @@ pub struct FileConfig {
     metrics_interval: Option<String>,
     metrics_timeout: Option<String>,
     metrics_bucket_zero_only: Option<bool>,
+    max_publish_attempts: Option<String>,
+    park_policy: Option<String>,
     error_backoff: Option<String>,
     max_error_backoff: Option<String>,
     listen: Option<String>,
@@ -240,6 +256,30 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Shutdown grace.
     pub shutdown_grace: Duration,
+}
+
+/// `N` (>= 1) or `never`.
+fn parse_attempts(text: &str) -> Result<Option<std::num::NonZeroU32>, ConfigError> {
+    if text.eq_ignore_ascii_case("never") {
+        return Ok(None);
+    }
+    text.parse::<std::num::NonZeroU32>()
+        .map(Some)
+        .map_err(|_| ConfigError::Invalid {
+            option: "max-publish-attempts",
+            reason: format!("{text:?} is neither a positive number nor `never`"),
+        })
+}
+
+fn parse_park_policy(text: &str) -> Result<ParkPolicy, ConfigError> {
+    match text.to_ascii_lowercase().as_str() {
+        "hold-key" => Ok(ParkPolicy::HoldKey),
+        "skip-row" => Ok(ParkPolicy::SkipRow),
+        _ => Err(ConfigError::Invalid {
+            option: "park-policy",
+            reason: format!("{text:?} is neither hold-key nor skip-row"),
+        }),
+    }
 }
 
 fn file_duration(
@@ -375,6 +415,9 @@ impl Cli {
         if let Some(v) = self.relays_table.or(file.relays_table) {
             tables = tables.relays(v);
         }
+        if let Some(v) = self.parked_table.or(file.parked_table) {
+            tables = tables.parked(v);
+        }
         let mut schema = OutboxSchema::builder().tables(tables.build().map_err(SchemaError::from)?);
         if let Some(v) = self.bucket_count.or(file.bucket_count) {
             schema = schema.bucket_count(v);
@@ -448,6 +491,12 @@ impl Cli {
         if let Some(v) = self.metrics_name.or(file.metrics_name) {
             b = b.metrics_name(v);
         }
+        if let Some(v) = self.max_publish_attempts.or(file.max_publish_attempts) {
+            b = b.max_publish_attempts(parse_attempts(&v)?);
+        }
+        if let Some(v) = self.park_policy.or(file.park_policy) {
+            b = b.park_policy(parse_park_policy(&v)?);
+        }
         b = b.backlog_sampling(
             self.backlog_sampling
                 .or(file.backlog_sampling)
@@ -508,6 +557,47 @@ mod tests {
         assert!(c.relay.backlog_sampling());
         assert_eq!(c.listen, SocketAddr::from(([127, 0, 0, 1], 9464)));
         assert_eq!(c.shutdown_grace, Duration::from_secs(10));
+        assert_eq!(c.relay.max_publish_attempts().map(|n| n.get()), Some(3));
+        assert_eq!(c.relay.park_policy(), ParkPolicy::HoldKey);
+        assert_eq!(c.relay.schema().tables().parked(), "outbox_parked");
+    }
+
+    #[test]
+    fn parking_options_resolve_and_reject_nonsense() {
+        let base = ["--database-url", "sqlite://x.db", "--brokers", "b:1"];
+        let with = |extra: &[&str]| {
+            let mut args = base.to_vec();
+            args.extend_from_slice(extra);
+            cli(&args).resolve()
+        };
+        let c = with(&[
+            "--max-publish-attempts",
+            "never",
+            "--park-policy",
+            "skip-row",
+            "--parked-table",
+            "orders_parked",
+        ])
+        .unwrap();
+        assert_eq!(c.relay.max_publish_attempts(), None);
+        assert_eq!(c.relay.park_policy(), ParkPolicy::SkipRow);
+        assert_eq!(c.relay.schema().tables().parked(), "orders_parked");
+        assert_eq!(
+            with(&["--max-publish-attempts", "5"])
+                .unwrap()
+                .relay
+                .max_publish_attempts()
+                .map(|n| n.get()),
+            Some(5)
+        );
+        for (flag, value) in [
+            ("--max-publish-attempts", "0"),
+            ("--max-publish-attempts", "many"),
+            ("--park-policy", "drop"),
+        ] {
+            let e = with(&[flag, value]).unwrap_err().to_string();
+            assert!(e.contains(flag.trim_start_matches("--")), "{e}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use outbox_kafka::rustls::pki_types::CertificateDer;
 use outbox_kafka::rustls::pki_types::pem::PemObject;
 use outbox_kafka::rustls::{ClientConfig, RootCertStore};
 use outbox_kafka::{KafkaPublisher, Sasl as KafkaSasl};
-use outbox_seaorm::{ConnectSettings, Migration, SeaOrmStore};
+use outbox_seaorm::{ConnectSettings, Migration, ParkedMigration, SeaOrmStore};
 use sea_orm::DatabaseConnection;
 use sea_orm_migration::{MigrationTrait, SchemaManager};
 
@@ -43,16 +43,23 @@ pub async fn store(config: &Config) -> Result<SeaOrmStore, StartError> {
         .map_err(db_error)?;
     if config.migrate {
         let manager = SchemaManager::new(&db);
-        let exists = manager
+        if !manager
             .has_table(tables.messages())
             .await
-            .map_err(db_error)?;
-        if !exists {
+            .map_err(db_error)?
+        {
             Migration::new(schema.clone())
                 .up(&manager)
                 .await
                 .map_err(db_error)?;
             tracing::info!("created the outbox tables");
+        }
+        if !manager.has_table(tables.parked()).await.map_err(db_error)? {
+            ParkedMigration::new(schema.clone())
+                .up(&manager)
+                .await
+                .map_err(db_error)?;
+            tracing::info!(table = tables.parked(), "created the parked-rows table");
         }
     }
     // The backlog sampler's own connection: a slow aggregate never holds a lane's.

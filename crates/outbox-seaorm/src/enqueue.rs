@@ -188,7 +188,7 @@ impl Outbox {
 }
 
 /// A transaction that will write: `BEGIN IMMEDIATE` on SQLite, a plain `BEGIN` elsewhere.
-async fn begin_writer(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+pub(crate) async fn begin_writer(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
     match db.get_database_backend() {
         DbBackend::Sqlite => {
             db.begin_with_options(TransactionOptions {

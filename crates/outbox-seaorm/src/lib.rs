@@ -312,10 +312,12 @@ pub use inbox::{
     InboxMigration, InboxTable, InboxTableBuilder, InboxTarget, MessageIdError, MessageIdHeader,
     Processed, Recorded,
 };
-pub use migration::{MIGRATION_NAME, Migration};
+pub use migration::{
+    MIGRATION_NAME, Migration, PARKED_MIGRATION_NAME, ParkedMigration, ParkedTable, migrations,
+};
 pub use store::{SeaOrmStore, StoreSetupError};
 pub use tables::{
-    DEFAULT_LEASES_TABLE, DEFAULT_MESSAGES_TABLE, DEFAULT_RELAYS_TABLE, MAX_IDENTIFIER_LEN,
-    NameRole, OutboxTables, OutboxTablesBuilder, SqlNames, TableNameError,
+    DEFAULT_LEASES_TABLE, DEFAULT_MESSAGES_TABLE, DEFAULT_PARKED_TABLE, DEFAULT_RELAYS_TABLE,
+    MAX_IDENTIFIER_LEN, NameRole, OutboxTables, OutboxTablesBuilder, SqlNames, TableNameError,
 };
 pub use transaction::OutboxTransaction;

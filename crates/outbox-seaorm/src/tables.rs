@@ -1,4 +1,4 @@
-//! Where the three outbox tables live, as sea-query names.
+//! Where the outbox tables live, as sea-query names.
 //!
 //! The names themselves are [`OutboxTables`], part of the [`OutboxSchema`](outbox_core::OutboxSchema)
 //! in `outbox-core` and validated there (a plain SQL identifier each, see
@@ -9,8 +9,8 @@
 use sea_query::{Alias, IntoIden, SchemaName, TableName, TableRef};
 
 pub use outbox_core::schema::{
-    DEFAULT_LEASES_TABLE, DEFAULT_MESSAGES_TABLE, DEFAULT_RELAYS_TABLE, OutboxTables,
-    OutboxTablesBuilder,
+    DEFAULT_LEASES_TABLE, DEFAULT_MESSAGES_TABLE, DEFAULT_PARKED_TABLE, DEFAULT_RELAYS_TABLE,
+    OutboxTables, OutboxTablesBuilder,
 };
 pub use outbox_core::validate::{MAX_IDENTIFIER_LEN, NameRole, TableNameError};
 
@@ -38,6 +38,8 @@ pub trait SqlNames {
     fn leases_name(&self) -> TableName;
     /// The relays table as a table name.
     fn relays_name(&self) -> TableName;
+    /// The parked-rows table as a table name.
+    fn parked_name(&self) -> TableName;
 
     /// The messages table as a table reference.
     fn messages_ref(&self) -> TableRef {
@@ -64,6 +66,10 @@ impl SqlNames for OutboxTables {
 
     fn relays_name(&self) -> TableName {
         qualified_name(self.schema(), self.relays())
+    }
+
+    fn parked_name(&self) -> TableName {
+        qualified_name(self.schema(), self.parked())
     }
 }
 

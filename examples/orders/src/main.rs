@@ -51,12 +51,12 @@ struct Args {
     print_every: u64,
 }
 
-/// The application's migrator: its own tables plus the outbox's, added in one line.
+/// The application's migrator: its own tables plus the outbox's, appended in one line.
 struct Migrator;
 
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn sea_orm_migration::MigrationTrait>> {
-        vec![Box::new(outbox_seaorm::Migration::default())]
+        outbox_seaorm::migrations(outbox_core::OutboxSchema::default())
     }
 }
 

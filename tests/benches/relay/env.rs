@@ -94,16 +94,17 @@ impl Env {
             .messages(format!("{name}_m"))
             .leases(format!("{name}_l"))
             .relays(format!("{name}_r"))
+            .parked(format!("{name}_p"))
             .build()
             .unwrap();
-        for sql in ddl::create_statements(self.backend(db), &tables) {
+        for sql in ddl::create_all_statements(self.backend(db), &tables) {
             db.execute_unprepared(&sql).await.unwrap();
         }
         tables
     }
 
     pub async fn drop_tables(&self, db: &DatabaseConnection, tables: &OutboxTables) {
-        for sql in ddl::drop_statements(self.backend(db), tables) {
+        for sql in ddl::drop_all_statements(self.backend(db), tables) {
             let _ = db.execute_unprepared(&sql).await;
         }
     }

@@ -50,6 +50,7 @@ impl RelayProcess {
             .args(["--messages-table", tables.messages()])
             .args(["--leases-table", tables.leases()])
             .args(["--relays-table", tables.relays()])
+            .args(["--parked-table", tables.parked()])
             .args(["--brokers", brokers])
             .args(["--bucket-count", &bucket_count.to_string()])
             .args(["--relay-id", id])

@@ -43,12 +43,13 @@ impl FaultEnv {
             .messages(format!("{base}_m"))
             .leases(format!("{base}_l"))
             .relays(format!("{base}_r"))
+            .parked(format!("{base}_p"))
             .build()
             .unwrap_or_else(|e| panic!("table names from {base}: {e}"));
         let db = Database::connect(&database_url)
             .await
             .unwrap_or_else(|e| panic!("connecting to {database_url}: {e}"));
-        for sql in ddl::create_statements(Backend::Postgres, &tables) {
+        for sql in ddl::create_all_statements(Backend::Postgres, &tables) {
             db.execute_unprepared(&sql)
                 .await
                 .unwrap_or_else(|e| panic!("{sql}: {e}"));
@@ -188,7 +189,7 @@ impl FaultEnv {
 
     /// Drops the scenario's tables (best effort; the names are unique anyway).
     pub async fn drop_tables(&self) {
-        for sql in ddl::drop_statements(Backend::Postgres, &self.tables) {
+        for sql in ddl::drop_all_statements(Backend::Postgres, &self.tables) {
             let _ = self.db.execute_unprepared(&sql).await;
         }
     }

@@ -21,8 +21,8 @@ pub struct RelaySpec {
     pub database_url: String,
     /// Bootstrap servers.
     pub brokers: String,
-    /// Messages, leases and relays table names.
-    pub tables: [String; 3],
+    /// Messages, leases, relays and parked table names.
+    pub tables: [String; 4],
     /// Bucket count.
     pub bucket_count: u32,
     /// Lease duration (default 3 s).
@@ -51,6 +51,7 @@ impl RelaySpec {
                 env.tables.messages().to_owned(),
                 env.tables.leases().to_owned(),
                 env.tables.relays().to_owned(),
+                env.tables.parked().to_owned(),
             ],
             bucket_count,
             lease: Duration::from_secs(3),
@@ -90,6 +91,7 @@ impl RelaySpec {
             .args(["--messages-table", &self.tables[0]])
             .args(["--leases-table", &self.tables[1]])
             .args(["--relays-table", &self.tables[2]])
+            .args(["--parked-table", &self.tables[3]])
             .args(["--bucket-count", &self.bucket_count.to_string()])
             .args(["--batch-size", &self.batch_size.to_string()])
             .args(["--relay-id", &self.relay_id])

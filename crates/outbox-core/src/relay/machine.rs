@@ -79,8 +79,9 @@ pub struct RelayMachine {
 impl RelayMachine {
     /// Creates a machine that will start by acquiring leases at `now`.
     ///
-    /// Fails when the store cannot renew leases and no publish budget is configured: the
-    /// relay could not otherwise show that a lease outlives a publish.
+    /// Fails when the store cannot renew leases and no publish budget is configured (the
+    /// relay could not otherwise show that a lease outlives a publish), and when rows are
+    /// to be parked but the store cannot park.
     pub fn new(
         options: RelayOptions,
         capabilities: StoreCapabilities,
@@ -88,6 +89,9 @@ impl RelayMachine {
     ) -> Result<Self, Misconfiguration> {
         if !capabilities.lease_renewal && options.max_publish_duration().is_none() {
             return Err(Misconfiguration::MissingPublishBudget);
+        }
+        if options.max_publish_attempts().is_some() && !capabilities.parking {
+            return Err(Misconfiguration::ParkingUnsupported);
         }
         Ok(RelayMachine {
             leases: Leases::new(

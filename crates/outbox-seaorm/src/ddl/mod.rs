@@ -27,8 +27,10 @@ use crate::entity::{lease, message, relay};
 use crate::tables::{OutboxTables, SqlNames};
 
 mod inbox;
+mod parked;
 
 pub use inbox::{inbox_create_statements, inbox_drop_statements, inbox_script};
+pub use parked::{parked_create_statements, parked_drop_statements};
 
 /// `CREATE` statements for the three tables and the index, in order. On PostgreSQL a
 /// custom schema is created first when missing.
@@ -63,7 +65,23 @@ pub fn drop_statements(backend: Backend, tables: &OutboxTables) -> Vec<String> {
     .collect()
 }
 
-fn render_drop(backend: Backend, name: TableName) -> String {
+/// The statements of both migrations ([`Migration`](crate::Migration) then
+/// [`ParkedMigration`](crate::ParkedMigration)): every table of one outbox, for tools and
+/// tests that create an outbox without a migrator.
+pub fn create_all_statements(backend: Backend, tables: &OutboxTables) -> Vec<String> {
+    let mut all = create_statements(backend, tables);
+    all.extend(parked_create_statements(backend, tables));
+    all
+}
+
+/// `DROP` statements for every table of one outbox, parked table first.
+pub fn drop_all_statements(backend: Backend, tables: &OutboxTables) -> Vec<String> {
+    let mut all = parked_drop_statements(backend, tables);
+    all.extend(drop_statements(backend, tables));
+    all
+}
+
+pub(super) fn render_drop(backend: Backend, name: TableName) -> String {
     let stmt: TableDropStatement = Table::drop().table(name).to_owned();
     match backend {
         Backend::Postgres => stmt.to_string(PostgresQueryBuilder),
@@ -87,6 +105,15 @@ pub fn script(backend: Backend, tables: &OutboxTables) -> String {
          -- Lease expiry and heartbeats are BIGINT milliseconds since the Unix epoch (UTC).\n"
     );
     for stmt in create_statements(backend, tables) {
+        out.push('\n');
+        out.push_str(&stmt);
+        out.push_str(";\n");
+    }
+    out.push_str(
+        "\n-- The parked-rows table (outbox_seaorm::ParkedMigration): rows set aside after\n\
+         -- permanent publish failures, and the rows of their keys held behind them.\n",
+    );
+    for stmt in parked_create_statements(backend, tables) {
         out.push('\n');
         out.push_str(&stmt);
         out.push_str(";\n");
@@ -173,6 +200,11 @@ fn relay_id_len() -> u32 {
 }
 
 fn blob(backend: Backend, column: message::Column) -> ColumnDef {
+    blob_column(backend, column)
+}
+
+/// A nullable byte column: `longblob` on MySQL/MariaDB, `bytea` / `blob` elsewhere.
+pub(super) fn blob_column(backend: Backend, column: impl IntoIden) -> ColumnDef {
     let mut def = ColumnDef::new(column);
     match backend {
         Backend::MySql => def.custom(Alias::new("longblob").into_iden()),
@@ -188,7 +220,7 @@ fn created_at(backend: Backend) -> ColumnDef {
 
 /// A non-null point in time: `timestamptz` (PostgreSQL), `datetime(6)` holding UTC
 /// (MySQL/MariaDB), RFC 3339 text (SQLite).
-fn utc_timestamp(backend: Backend, column: impl IntoIden) -> ColumnDef {
+pub(super) fn utc_timestamp(backend: Backend, column: impl IntoIden) -> ColumnDef {
     let mut def = ColumnDef::new(column);
     match backend {
         Backend::MySql => def.custom(Alias::new("datetime(6)").into_iden()),
@@ -199,7 +231,7 @@ fn utc_timestamp(backend: Backend, column: impl IntoIden) -> ColumnDef {
 }
 
 /// InnoDB and utf8mb4 on MySQL/MariaDB; binary collation where relay ids are compared.
-fn mysql_options(backend: Backend, table: &mut TableCreateStatement, binary: bool) {
+pub(super) fn mysql_options(backend: Backend, table: &mut TableCreateStatement, binary: bool) {
     if backend != Backend::MySql {
         return;
     }
@@ -209,7 +241,7 @@ fn mysql_options(backend: Backend, table: &mut TableCreateStatement, binary: boo
     }
 }
 
-fn render_table(backend: Backend, stmt: &TableCreateStatement) -> String {
+pub(super) fn render_table(backend: Backend, stmt: &TableCreateStatement) -> String {
     match backend {
         Backend::Postgres => stmt.to_string(PostgresQueryBuilder),
         Backend::MySql => stmt.to_string(MysqlQueryBuilder),
@@ -218,7 +250,7 @@ fn render_table(backend: Backend, stmt: &TableCreateStatement) -> String {
 }
 
 /// Renders `CREATE INDEX index ON [schema.]table (columns)`.
-fn render_index(
+pub(super) fn render_index(
     backend: Backend,
     schema: Option<&str>,
     table: &str,

@@ -13,6 +13,7 @@
 //! | [`message`] | `outbox_messages` | pending record, deleted once the broker acknowledged it |
 //! | [`lease`] | `outbox_leases` | bucket: which relay may publish it, and until when |
 //! | [`relay`] | `outbox_relays` | relay: its last heartbeat |
+//! | [`parked`] | `outbox_parked` | row set aside after permanent publish failures, or held behind one (only with [`ParkedMigration`](crate::ParkedMigration)) |
 //! | [`inbox`] | `outbox_inbox` | message a consumer processed (only with [`InboxMigration`](crate::InboxMigration)) |
 //!
 //! Lease expiry and heartbeats are `BIGINT` milliseconds since the Unix epoch (UTC), the
@@ -25,4 +26,5 @@
 pub mod inbox;
 pub mod lease;
 pub mod message;
+pub mod parked;
 pub mod relay;

@@ -34,12 +34,14 @@ mod cursor;
 mod db_error;
 mod leases;
 mod metrics;
+mod parking;
 
 use std::sync::Arc;
 
 use outbox_core::{
-    Acquired, LeaseRequest, Misconfiguration, OutboxMessage, OutboxSchema, OutboxStore,
-    PendingMetrics, RenewOutcome, StoreCapabilities, StoreError,
+    Acquired, HoldKey, LeaseRequest, Misconfiguration, OutboxMessage, OutboxSchema, OutboxStore,
+    ParkOutcome, ParkRequest, ParkedRow, ParkedRows, ParkedSelection, PendingMetrics, RenewOutcome,
+    StoreCapabilities, StoreError,
 };
 use sea_orm::{DatabaseConnection, DbErr};
 use tokio::sync::{Mutex, MutexGuard};
@@ -71,8 +73,10 @@ pub(crate) const MAX_IN_LIST: usize = 500;
 
 /// The outbox store for PostgreSQL, MySQL/MariaDB and SQLite.
 ///
-/// Clones share the pool. Both optional capabilities are implemented: lease renewal
-/// during a publish, and whole-store backlog metrics.
+/// Clones share the pool. Every optional capability is implemented: lease renewal during
+/// a publish, lease release, whole-store backlog metrics (pending and parked rows), and
+/// parking (the parked table of [`ParkedMigration`](crate::ParkedMigration)); the
+/// operator's commands on parked rows are its [`ParkedRows`] implementation.
 ///
 /// **Pool size.** The relay calls the store from up to `max_concurrent_lanes` lanes at
 /// once, beside its lease calls and the backlog sampler: build the pool with
@@ -242,7 +246,7 @@ impl OutboxStore for SeaOrmStore {
             lease_renewal: true,
             backlog_metrics: true,
             lease_release: true,
-            parking: false,
+            parking: true,
         }
     }
 
@@ -359,12 +363,60 @@ impl OutboxStore for SeaOrmStore {
             .await
     }
 
+    async fn park_rows(&self, request: &ParkRequest<'_>) -> Result<ParkOutcome, StoreError> {
+        let i = &self.inner;
+        let span = debug_span!(
+            "outbox_store.park_rows",
+            bucket = request.bucket,
+            rows = request.rows.len()
+        );
+        let _turn = i.write_turn().await;
+        parking::park_rows(&i.db, i.backend, i.schema.tables(), request)
+            .instrument(span)
+            .await
+    }
+
+    async fn parked_holds(&self, bucket: i32) -> Result<Vec<(Option<HoldKey>, i64)>, StoreError> {
+        let i = &self.inner;
+        let span = debug_span!("outbox_store.parked_holds", bucket);
+        parking::parked_holds(&i.db, i.backend, i.schema.tables(), bucket)
+            .instrument(span)
+            .await
+    }
+
     async fn pending_metrics(&self) -> Result<Option<PendingMetrics>, StoreError> {
         let i = &self.inner;
         let span = debug_span!("outbox_store.pending_metrics");
-        metrics::pending(&i.metrics_db, i.backend, i.schema.tables())
-            .instrument(span)
-            .await
-            .map(Some)
+        async {
+            let mut sample = metrics::pending(&i.metrics_db, i.backend, i.schema.tables()).await?;
+            let (parked, oldest) = parking::parked_sample(&i.metrics_db, i.schema.tables()).await?;
+            sample.parked_count = Some(parked);
+            sample.oldest_parked_at = oldest;
+            Ok(Some(sample))
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+/// The operator's commands on the parked table (what `outbox-relay parked` runs). Requeue
+/// and discard run in one transaction each.
+impl ParkedRows for SeaOrmStore {
+    async fn list_parked(&self, limit: usize) -> Result<Vec<ParkedRow>, StoreError> {
+        parking::list_parked(&self.inner.db, self.tables(), limit).await
+    }
+
+    async fn show_parked(&self, id: i64) -> Result<Option<ParkedRow>, StoreError> {
+        parking::show_parked(&self.inner.db, self.tables(), id).await
+    }
+
+    async fn requeue_parked(&self, selection: &ParkedSelection) -> Result<Vec<i64>, StoreError> {
+        let _turn = self.inner.write_turn().await;
+        parking::requeue_parked(&self.inner.db, self.tables(), selection).await
+    }
+
+    async fn discard_parked(&self, selection: &ParkedSelection) -> Result<Vec<i64>, StoreError> {
+        let _turn = self.inner.write_turn().await;
+        parking::discard_parked(&self.inner.db, self.tables(), selection).await
     }
 }

@@ -132,6 +132,7 @@ async fn invalid_table_names_are_refused(tdb: Arc<TestDb>) {
         .messages(format!("{base}_Messages"))
         .leases(format!("{base}_Leases"))
         .relays(format!("{base}_Relays"))
+        .parked(format!("{base}_Parked"))
         .build()
         .unwrap();
     let tables = tdb.migrate(tables).await;

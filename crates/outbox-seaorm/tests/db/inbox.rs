@@ -518,10 +518,9 @@ struct Migrator;
 
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![
-            Box::new(outbox_seaorm::Migration::default()),
-            Box::new(outbox_seaorm::InboxMigration::default()),
-        ]
+        let mut all = outbox_seaorm::migrations(outbox_seaorm::OutboxTables::default());
+        all.push(Box::new(outbox_seaorm::InboxMigration::default()));
+        all
     }
 }
 

@@ -16,12 +16,12 @@ use sea_orm_migration::{MigrationTrait, MigratorTrait, SchemaManager};
 use crate::relay_e2e::publish_end_to_end;
 use crate::support::{Kind, TestDb, run};
 
-/// What a user writes: their own migrator, with the outbox migration added in one line.
+/// What a user writes: their own migrator, with the outbox migrations appended.
 struct Migrator;
 
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(outbox_seaorm::Migration::default())]
+        outbox_seaorm::migrations(outbox_seaorm::OutboxTables::default())
     }
 }
 
@@ -60,7 +60,12 @@ async fn migrator_and_entities(tdb: Arc<TestDb>) {
     let conn = private_connection(&tdb).await;
     Migrator::up(&conn, None).await.unwrap();
     let manager = SchemaManager::new(&conn);
-    for table in ["outbox_messages", "outbox_leases", "outbox_relays"] {
+    for table in [
+        "outbox_messages",
+        "outbox_leases",
+        "outbox_relays",
+        "outbox_parked",
+    ] {
         assert!(manager.has_table(table).await.unwrap(), "{table} created");
     }
 
@@ -149,6 +154,26 @@ async fn migrator_and_entities(tdb: Arc<TestDb>) {
 
 crate::on_each_database!(migrator_one_line => super::migrator_and_entities);
 
+/// A database migrated before parking existed (only the first migration recorded) gains
+/// the parked table when the migrator with both migrations runs again.
+async fn an_old_database_gains_the_parked_table(tdb: Arc<TestDb>) {
+    struct OldMigrator;
+    impl MigratorTrait for OldMigrator {
+        fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+            vec![Box::new(Migration::default())]
+        }
+    }
+    let conn = private_connection(&tdb).await;
+    OldMigrator::up(&conn, None).await.unwrap();
+    let manager = SchemaManager::new(&conn);
+    assert!(!manager.has_table("outbox_parked").await.unwrap());
+    Migrator::up(&conn, None).await.unwrap();
+    assert!(manager.has_table("outbox_parked").await.unwrap());
+    assert!(manager.has_table("outbox_messages").await.unwrap());
+}
+
+crate::on_each_database!(parked_table_upgrade => super::an_old_database_gains_the_parked_table);
+
 /// Custom schema and odd (mixed-case) names on PostgreSQL: created by the migration,
 /// quoted everywhere, and a relay publishes through them.
 async fn postgres_custom_schema(tdb: Arc<TestDb>) {
@@ -158,6 +183,7 @@ async fn postgres_custom_schema(tdb: Arc<TestDb>) {
         .messages("Orders_Outbox")
         .leases("Orders_Outbox_Leases")
         .relays("Orders_Outbox_Relays")
+        .parked("Orders_Outbox_Parked")
         .build()
         .unwrap();
     let tables = tdb.migrate(tables).await;
@@ -179,16 +205,16 @@ async fn postgres_custom_schema(tdb: Arc<TestDb>) {
         [
             "Orders_Outbox",
             "Orders_Outbox_Leases",
+            "Orders_Outbox_Parked",
             "Orders_Outbox_Relays"
         ]
     );
 
     publish_end_to_end(&tdb, tables.clone()).await;
 
-    Migration::new(tables)
-        .down(&SchemaManager::new(&tdb.db))
-        .await
-        .unwrap();
+    for migration in outbox_seaorm::migrations(tables).into_iter().rev() {
+        migration.down(&SchemaManager::new(&tdb.db)).await.unwrap();
+    }
     let left = tdb
         .db
         .query_all_raw(Statement::from_sql_and_values(

@@ -27,6 +27,7 @@ fn unmigrated_tables() -> OutboxTables {
         .messages(format!("{base}_m"))
         .leases(format!("{base}_l"))
         .relays(format!("{base}_r"))
+        .parked(format!("{base}_p"))
         .build()
         .unwrap()
 }

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use outbox_core::{OutboxMessage, OutboxSchema, OutboxStore, RelayOptions};
-use outbox_seaorm::{ConnectSettings, Migration, Outbox, SeaOrmStore};
+use outbox_seaorm::{ConnectSettings, Outbox, SeaOrmStore};
 use outbox_tests::sqlite_url;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
-use sea_orm_migration::{MigrationTrait, SchemaManager};
+use sea_orm_migration::SchemaManager;
 
 /// Removes the test's database file (and its WAL files) when the test ends.
 struct FileGuard(String);
@@ -112,10 +112,9 @@ async fn a_writer_and_draining_lanes_share_the_file_without_busy_errors() {
     let _file = FileGuard(url.clone());
     let schema = OutboxSchema::builder().bucket_count(8).build().unwrap();
     let db = outbox_seaorm::connect(&url).await.unwrap();
-    Migration::new(schema.clone())
-        .up(&SchemaManager::new(&db))
-        .await
-        .unwrap();
+    for migration in outbox_seaorm::migrations(schema.clone()) {
+        migration.up(&SchemaManager::new(&db)).await.unwrap();
+    }
     let options = RelayOptions::builder()
         .schema(schema.clone())
         .max_concurrent_lanes(LANES as usize)

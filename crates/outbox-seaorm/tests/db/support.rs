@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use outbox_core::testing::contract::{PendingInsert, StoreFixture};
 use outbox_core::{CommitNotifier, OutboxMessage};
-use outbox_seaorm::{Migration, OutboxTables, SeaOrmStore, SqlNames, insert_rows};
+use outbox_seaorm::{OutboxTables, SeaOrmStore, SqlNames, insert_rows};
 use outbox_tests::{host_port, mysql_url, postgres_url, require_tcp, sqlite_url, unique_name};
 use sea_orm::{
     ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend, TransactionTrait,
 };
-use sea_orm_migration::{MigrationTrait, SchemaManager};
+use sea_orm_migration::SchemaManager;
 use sea_query::{Expr, ExprTrait, Query};
 
 /// How long one test body may take before it counts as hung.
@@ -86,6 +86,7 @@ impl TestDb {
             .messages(format!("{base}_m"))
             .leases(format!("{base}_l"))
             .relays(format!("{base}_r"))
+            .parked(format!("{base}_p"))
             .build()
             .unwrap();
         self.migrate(tables).await
@@ -98,10 +99,12 @@ impl TestDb {
             self.track_schema(schema);
         }
         let manager = SchemaManager::new(&self.db);
-        Migration::new(tables.clone())
-            .up(&manager)
-            .await
-            .unwrap_or_else(|e| panic!("migrating {tables:?}: {e}"));
+        for migration in outbox_seaorm::migrations(tables.clone()) {
+            migration
+                .up(&manager)
+                .await
+                .unwrap_or_else(|e| panic!("migrating {tables:?}: {e}"));
+        }
         tables
     }
 
@@ -170,7 +173,7 @@ impl TestDb {
         let backend = outbox_seaorm::Backend::try_from(self.backend()).unwrap();
         let tables: Vec<_> = self.created_tables.lock().unwrap().drain(..).collect();
         for t in tables {
-            for sql in outbox_seaorm::ddl::drop_statements(backend, &t) {
+            for sql in outbox_seaorm::ddl::drop_all_statements(backend, &t) {
                 let sql = sql.replacen("DROP TABLE", "DROP TABLE IF EXISTS", 1);
                 if let Err(e) = self.db.execute_unprepared(&sql).await {
                     eprintln!("cleanup: {sql}: {e}");
