@@ -44,6 +44,14 @@ async fn memory_store_passes_the_contract() {
 }
 
 #[tokio::test]
+async fn memory_store_passes_the_park_contract() {
+    outbox_core::testing::park_contract::run_park_contract(|| async {
+        Fixture(MemoryStore::new())
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn memory_store_without_optional_capabilities_passes_the_contract() {
     let caps = StoreCapabilities {
         lease_renewal: false,

@@ -10,6 +10,7 @@ pub mod contract;
 mod memory_parking;
 mod memory_publisher;
 mod memory_store;
+pub mod park_contract;
 
 pub use memory_publisher::{MemoryPublisher, PublishedRecord, Scripted};
 pub use memory_store::{FaultHook, MemoryStore, MemoryTransaction, StoreOp};

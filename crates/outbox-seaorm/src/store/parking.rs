@@ -187,18 +187,20 @@ pub(crate) async fn parked_holds<C: ConnectionTrait>(
     if backend == Backend::MySql {
         select.add_group_by([Expr::cust("SHA2(`key`, 256)")]);
     }
-    let mut groups = Vec::new();
+    // Rows pinned to one partition hold it whatever their keys: their groups merge here.
+    let mut groups: std::collections::BTreeMap<Option<HoldKey>, i64> = Default::default();
     for row in conn.query_all(&select).await.map_err(unavailable)? {
         let topic: String = row.try_get("", "topic").map_err(unavailable)?;
         let key: Option<Vec<u8>> = row.try_get("", "key").map_err(unavailable)?;
         let partition: Option<i32> = row.try_get("", "partition").map_err(unavailable)?;
         let lowest: i64 = row.try_get("", "lowest").map_err(unavailable)?;
-        groups.push((
-            HoldKey::from_parts(&topic, key.as_deref(), partition),
-            lowest,
-        ));
+        let hold = HoldKey::from_parts(&topic, key.as_deref(), partition);
+        groups
+            .entry(hold)
+            .and_modify(|l| *l = Ord::min(*l, lowest))
+            .or_insert(lowest);
     }
-    Ok(groups)
+    Ok(groups.into_iter().collect())
 }
 
 /// Parked rows and when the oldest was parked, for the backlog sample.
