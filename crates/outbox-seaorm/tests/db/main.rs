@@ -20,6 +20,7 @@ mod late_commit;
 mod lease_round_trips;
 mod migrations;
 mod misconfigured;
+mod parking;
 mod relay_e2e;
 mod sqlite_connect;
 mod transactions;
