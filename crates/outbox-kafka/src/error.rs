@@ -125,15 +125,40 @@ impl KafkaPublishError {
         }
     }
 
-    /// Converts to the relay's error, naming `message_id` when permanent.
+    /// Whether a permanent failure is the row's own fault (so the relay parks the row
+    /// after `max_publish_attempts`), rather than the setup's (authentication, cluster
+    /// authorization, protocol versions), which every row would meet alike. See
+    /// `docs/publish-errors.md` for the table.
+    pub fn blames_row(&self) -> bool {
+        match self {
+            KafkaPublishError::RecordTooLarge { .. }
+            | KafkaPublishError::InvalidTopic { .. }
+            | KafkaPublishError::InvalidHeaders(_)
+            | KafkaPublishError::UnknownPartition { .. }
+            | KafkaPublishError::Encode(_) => true,
+            KafkaPublishError::Broker {
+                code, permanent, ..
+            } => *permanent && !is_setup_code(*code),
+            KafkaPublishError::Connection { .. }
+            | KafkaPublishError::Sequence { .. }
+            | KafkaPublishError::ProducerId(_)
+            | KafkaPublishError::DeliveryTimeout { .. } => false,
+        }
+    }
+
+    /// Converts to the relay's error for the row `message_id` it happened on: permanent
+    /// and blaming the row, a setup problem, or retryable.
     pub(crate) fn into_publish_error(self, message_id: Uuid) -> PublishError {
-        if self.is_permanent() {
+        let mut error = if !self.is_permanent() {
+            PublishError::retryable(self)
+        } else if self.blames_row() {
             PublishError::permanent(Some(message_id), self)
         } else {
-            let mut error = PublishError::retryable(self);
-            error.message_id = Some(message_id);
-            error
-        }
+            PublishError::setup(self)
+        };
+        // Named for the logs; only a `Permanent` error makes the relay count it.
+        error.message_id = Some(message_id);
+        error
     }
 }
 
@@ -253,6 +278,19 @@ pub(crate) fn classify_produce(error_code: i16) -> Verdict {
     }
 }
 
+/// Codes that are permanent but not one record's fault: the cluster refuses this client
+/// or this request shape, so every row would fail alike.
+pub(crate) fn is_setup_code(error_code: i16) -> bool {
+    use code::*;
+    matches!(
+        error_code,
+        CLUSTER_AUTHORIZATION_FAILED
+            | INVALID_REQUIRED_ACKS
+            | UNSUPPORTED_VERSION
+            | UNSUPPORTED_FOR_MESSAGE_FORMAT
+    )
+}
+
 /// Whether an InitProducerId or metadata error code is worth retrying.
 pub(crate) fn is_retryable_setup_code(error_code: i16) -> bool {
     use code::*;
@@ -315,6 +353,42 @@ mod tests {
         let e = too_large.into_publish_error(id);
         assert!(e.is_permanent());
         assert_eq!(e.message_id, Some(id));
+        // Setup problems blame no row: the relay never parks for them.
+        for setup in [31, 21, 35, 43] {
+            let e = KafkaPublishError::Broker {
+                code: setup,
+                name: "x".into(),
+                topic: "t".into(),
+                partition: 0,
+                permanent: true,
+            };
+            assert!(!e.blames_row(), "{setup}");
+            let e = e.into_publish_error(id);
+            assert!(e.is_permanent() && e.blamed_message().is_none(), "{setup}");
+        }
+        for row_fault in [10, 18, 29, 2, 87, 32, 44, 17] {
+            let e = KafkaPublishError::Broker {
+                code: row_fault,
+                name: "x".into(),
+                topic: "t".into(),
+                partition: 0,
+                permanent: true,
+            };
+            assert_eq!(
+                e.into_publish_error(id).blamed_message(),
+                Some(id),
+                "{row_fault}"
+            );
+        }
+        let refused = KafkaPublishError::Connection {
+            message: "authentication refused".into(),
+            permanent: true,
+        }
+        .into_publish_error(id);
+        assert!(refused.is_permanent() && refused.blamed_message().is_none());
+        let headers =
+            KafkaPublishError::InvalidHeaders(outbox_core::HeaderDecodeError::UnknownVersion(0xff));
+        assert_eq!(headers.into_publish_error(id).blamed_message(), Some(id));
         let timeout = KafkaPublishError::DeliveryTimeout {
             topic: "t".into(),
             partition: 0,

@@ -10,7 +10,16 @@
 //! carries the row's own headers, then the message-id header (`x-outbox-message-id` by
 //! default, else the `message_id_header` of the `OutboxSchema` given to
 //! `KafkaPublisherBuilder::schema`; the UUID as text); keys, values and headers are
-//! copied byte for byte.
+//! copied byte for byte, except that a header a row already carries under the message-id
+//! name (a row written without this library) is dropped, so a record has exactly one.
+//!
+//! # Which failures blame a row
+//!
+//! Every failure is retryable, permanent for the one row it names (the relay parks that
+//! row after `max_publish_attempts`), or a setup problem (retried, never parked):
+//! [`KafkaPublishError::blames_row`] and [`KafkaPublishError::is_permanent`] decide, and
+//! `docs/publish-errors.md` in the repository has the table of checks and error codes
+//! with the reason for each.
 //!
 //! # Ordering and idempotence contract
 //!

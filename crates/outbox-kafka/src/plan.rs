@@ -129,8 +129,11 @@ pub(crate) fn plan<'a>(
             timestamp_ms: m.created_at.as_millis(),
             key: m.key.as_deref(),
             value: m.value.as_deref(),
+            // A row written without this library may carry its own message-id header:
+            // the stamped id replaces it, so a record never has two.
             headers: decoded.headers[row]
                 .iter()
+                .filter(|h| h.name != limits.message_id_header)
                 .map(|h| (h.name.as_str(), h.value.as_deref()))
                 .chain(std::iter::once((
                     limits.message_id_header,
@@ -235,6 +238,46 @@ mod tests {
 
     fn three(_: &str) -> Result<NonZeroU32, KafkaPublishError> {
         Ok(NonZeroU32::new(3).unwrap())
+    }
+
+    #[test]
+    fn a_caller_supplied_id_header_is_replaced_by_the_stamped_id() {
+        // As an external writer would store it: the reserved header with its own value.
+        let mut headers = Headers::new();
+        headers.push("trace", Some(b"t-1".to_vec()));
+        headers.push("x-outbox-message-id", Some(b"caller-chosen".to_vec()));
+        let mut m = msg("t", Some("k"), 4);
+        m.headers = Some(headers.try_encode().unwrap());
+        let batch = [m];
+        let mut d = Decoded::new(&batch);
+        let p = plan(&batch, &mut d, limits(1 << 20), three);
+        let record = &p.groups[0].chunks[0].records[0];
+        let ids: Vec<_> = record
+            .headers
+            .iter()
+            .filter(|(name, _)| *name == "x-outbox-message-id")
+            .collect();
+        assert_eq!(ids.len(), 1, "one id header: {:?}", record.headers);
+        assert_eq!(
+            ids[0].1,
+            Some(batch[0].message_id.hyphenated().to_string().as_bytes())
+        );
+        assert!(record.headers.iter().any(|(name, _)| *name == "trace"));
+    }
+
+    #[test]
+    fn undecodable_headers_fail_that_row_for_good_and_blame_it() {
+        let good = msg("t", Some("a"), 4);
+        let mut bad = msg("t", Some("b"), 4);
+        bad.headers = Some(vec![0xff, 0, 0, 0]);
+        let batch = [good, bad];
+        let mut d = Decoded::new(&batch);
+        let p = plan(&batch, &mut d, limits(1 << 20), three);
+        assert_eq!(p.planned, 1, "the row before it still goes");
+        let error = p.failure.expect("the bad row fails");
+        assert!(error.blames_row(), "{error}");
+        let error = error.into_publish_error(batch[1].message_id);
+        assert_eq!(error.blamed_message(), Some(batch[1].message_id));
     }
 
     #[test]

@@ -189,14 +189,18 @@ impl KafkaPublisher {
             Ok(mut errors) => {
                 for topic in missing {
                     let result = match errors.remove(&topic) {
-                        Some(e) => Err(e),
+                        Some(e) => Err(missing_after_refresh(e)),
                         None => cluster
                             .topic(&topic)
                             .and_then(|v| {
                                 NonZeroU32::new(u32::try_from(v.partition_count()).unwrap_or(0))
                             })
                             .ok_or_else(|| {
-                                topic_error(&topic, -1, code::UNKNOWN_TOPIC_OR_PARTITION)
+                                missing_after_refresh(topic_error(
+                                    &topic,
+                                    -1,
+                                    code::UNKNOWN_TOPIC_OR_PARTITION,
+                                ))
                             }),
                     };
                     counts.insert(topic, result);
@@ -339,5 +343,48 @@ impl Publisher for KafkaPublisher {
     async fn publish(&self, batch: &[OutboxMessage]) -> PublishOutcome {
         let span = info_span!("kafka_publish", rows = batch.len());
         self.publish_inner(batch).instrument(span).await
+    }
+}
+
+/// A topic the brokers still do not know after a fresh metadata request does not exist
+/// (or is not visible to this client): permanent for the rows of that topic, so the relay
+/// parks them after `max_publish_attempts` instead of stalling their bucket. A produce
+/// answer with the same code stays retryable (a leader moving, a topic being created).
+fn missing_after_refresh(error: KafkaPublishError) -> KafkaPublishError {
+    match error {
+        KafkaPublishError::Broker {
+            code: code @ code::UNKNOWN_TOPIC_OR_PARTITION,
+            name,
+            topic,
+            partition,
+            ..
+        } => KafkaPublishError::Broker {
+            code,
+            name,
+            topic,
+            partition,
+            permanent: true,
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod missing_topic_tests {
+    use super::*;
+
+    #[test]
+    fn a_topic_unknown_after_a_refresh_is_permanent_for_its_rows() {
+        let unknown = topic_error("gone", -1, code::UNKNOWN_TOPIC_OR_PARTITION);
+        assert!(!unknown.is_permanent(), "a produce answer stays retryable");
+        let after_refresh = missing_after_refresh(unknown);
+        assert!(after_refresh.is_permanent() && after_refresh.blames_row());
+        let id = outbox_core::Uuid::nil();
+        assert_eq!(
+            after_refresh.into_publish_error(id).blamed_message(),
+            Some(id)
+        );
+        let other = missing_after_refresh(topic_error("t", -1, code::LEADER_NOT_AVAILABLE));
+        assert!(!other.is_permanent(), "other codes keep their class");
     }
 }

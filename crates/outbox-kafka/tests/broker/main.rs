@@ -7,6 +7,7 @@
 
 mod support;
 
+mod classification;
 mod coalescing;
 mod delivery;
 mod faults;
