@@ -8,6 +8,7 @@ use crate::headers::{HeaderEncodeError, Headers};
 use crate::message::OutboxMessage;
 use crate::time::Timestamp;
 use crate::validate::{TopicNameError, validate_topic};
+use crate::wire_size;
 
 /// Length of a UUID in its canonical text form, which is how the message id travels in
 /// its header.
@@ -39,7 +40,9 @@ pub enum MessageError {
     #[error("header {0:?} is reserved for the outbox message id")]
     ReservedHeader(String),
     /// Larger than the configured maximum record size.
-    #[error("record is {size} bytes, larger than the configured maximum of {max} bytes")]
+    #[error(
+        "record is {size} bytes on the wire, larger than the maximum of {max} bytes (the schema's max_request_size unless the writer set a lower max_record_size); a publisher would refuse it forever"
+    )]
     RecordTooLarge {
         /// The record's size as [`MessageBuilder::record_size`] measures it.
         size: usize,
@@ -224,18 +227,26 @@ impl MessageBuilder {
         self
     }
 
-    /// The size counted against [`EnqueueConfig::max_record_size`]: key, value, every
-    /// header name and value, and the message-id header the relay will add. Kafka's own
-    /// framing (a few dozen bytes per record) is not included.
+    /// The size counted against [`EnqueueConfig::max_record_size`]: a produce request
+    /// carrying this record alone, as the Kafka publisher sizes it (see
+    /// [`wire_size`](crate::wire_size)): key, value, every header and the message-id header
+    /// the relay adds, with the record, batch and request framing, the topic name and the
+    /// longest client id a publisher accepts.
     pub fn record_size(&self, config: &EnqueueConfig) -> usize {
-        let payload =
-            self.key.as_ref().map_or(0, Vec::len) + self.value.as_ref().map_or(0, Vec::len);
-        let headers: usize = self
+        let headers = self
             .headers
             .iter()
-            .map(|h| h.name.len() + h.value.as_ref().map_or(0, Vec::len))
-            .sum();
-        payload + headers + config.message_id_header().len() + UUID_TEXT_LEN
+            .map(|h| (h.name.len(), h.value.as_ref().map_or(0, Vec::len)))
+            .chain(std::iter::once((
+                config.message_id_header().len(),
+                UUID_TEXT_LEN,
+            )));
+        let record = wire_size::record_len(
+            self.key.as_ref().map_or(0, Vec::len),
+            self.value.as_ref().map_or(0, Vec::len),
+            headers,
+        );
+        wire_size::request_overhead(wire_size::MAX_CLIENT_ID_LEN, self.topic.len()) + record
     }
 
     /// Validates every field, computes the bucket and encodes the headers.
@@ -259,11 +270,9 @@ impl MessageBuilder {
         {
             return Err(MessageError::ReservedHeader(h.name.clone()));
         }
-        if let Some(max) = config.max_record_size() {
-            let size = self.record_size(config);
-            if size > max {
-                return Err(MessageError::RecordTooLarge { size, max });
-            }
+        let (size, max) = (self.record_size(config), config.max_record_size());
+        if size > max {
+            return Err(MessageError::RecordTooLarge { size, max });
         }
         let message_id = self.message_id.unwrap_or_else(Uuid::now_v7);
         let bucket = bucket_for(
@@ -397,24 +406,38 @@ mod tests {
     #[test]
     fn record_size_limit() {
         let c = EnqueueConfig::builder()
-            .max_record_size(100)
+            .max_record_size(1_000)
             .build()
             .unwrap();
-        // 36 (uuid text) + 19 (header name) = 55 bytes of fixed cost.
-        let fits = OutboxMessage::builder("t").key("k").value(vec![0; 44]);
-        assert_eq!(fits.record_size(&c), 100);
+        // The request carrying the record alone: 64 (request) + 255 (longest client id)
+        // + 1 (topic) + 61 (batch header) = 381; the record: 36 (framing) + 1 (key) +
+        // 10 + 19 + 36 (the message-id header) = 102, plus the value.
+        let fits = OutboxMessage::builder("t").key("k").value(vec![0; 517]);
+        assert_eq!(fits.record_size(&c), 1_000);
         assert!(fits.build(&c).is_ok());
         let err = OutboxMessage::builder("t")
             .key("k")
-            .value(vec![0; 45])
+            .value(vec![0; 518])
             .build(&c)
             .unwrap_err();
         assert_eq!(
             err,
             MessageError::RecordTooLarge {
-                size: 101,
-                max: 100
+                size: 1_001,
+                max: 1_000
             }
+        );
+    }
+
+    #[test]
+    fn a_record_no_publisher_could_send_fails_at_enqueue_by_default() {
+        let err = OutboxMessage::builder("t")
+            .value(vec![0; 5 << 20])
+            .build(&EnqueueConfig::default())
+            .unwrap_err();
+        assert!(
+            matches!(err, MessageError::RecordTooLarge { max, .. } if max == 1 << 20),
+            "{err:?}"
         );
     }
 

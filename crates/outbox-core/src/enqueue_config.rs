@@ -6,7 +6,13 @@ use crate::options::{OptionsError, RelayOptions};
 use crate::schema::{OutboxSchema, OutboxTables};
 
 /// Writer-side settings, validated once at construction: the [`OutboxSchema`] shared with
-/// every relay of the outbox, plus the writer's own record size limit.
+/// every relay of the outbox, plus, optionally, a record size limit of the writer's own
+/// below the schema's.
+///
+/// Every record is checked against a size limit at enqueue, so that one the publisher
+/// would refuse forever fails the business transaction instead: by default the schema's
+/// [`max_request_size`](OutboxSchema::max_request_size), measured as the publisher
+/// measures a request carrying the record alone (see [`wire_size`](crate::wire_size)).
 ///
 /// The bucket count and message-id header come from the schema and nowhere else; give
 /// the relays the same schema, or derive this from their options with
@@ -19,7 +25,7 @@ pub struct EnqueueConfig {
 }
 
 impl EnqueueConfig {
-    /// Starts from the defaults ([`OutboxSchema::default`], no size limit).
+    /// Starts from the defaults ([`OutboxSchema::default`], its 1 MiB request limit).
     pub fn builder() -> EnqueueConfigBuilder {
         EnqueueConfigBuilder {
             schema: OutboxSchema::default(),
@@ -38,9 +44,11 @@ impl EnqueueConfig {
     }
 
     /// Largest accepted record, in bytes as measured by
-    /// [`MessageBuilder::record_size`](crate::MessageBuilder::record_size).
-    pub fn max_record_size(&self) -> Option<usize> {
+    /// [`MessageBuilder::record_size`](crate::MessageBuilder::record_size): the writer's
+    /// own limit if it set one, else the schema's `max_request_size`.
+    pub fn max_record_size(&self) -> usize {
         self.max_record_size
+            .unwrap_or_else(|| self.schema.max_request_size())
     }
 
     /// Name of the header the relay stamps with the message id; writers may not use it.
@@ -50,7 +58,7 @@ impl EnqueueConfig {
 }
 
 impl From<OutboxSchema> for EnqueueConfig {
-    /// The schema's settings, no record size limit.
+    /// The schema's settings, its request limit as the record size limit.
     fn from(schema: OutboxSchema) -> Self {
         EnqueueConfig {
             schema,
@@ -60,15 +68,15 @@ impl From<OutboxSchema> for EnqueueConfig {
 }
 
 impl From<OutboxTables> for EnqueueConfig {
-    /// These tables with the default bucket count and header, no record size limit.
+    /// These tables with the default bucket count, header and request limit.
     fn from(tables: OutboxTables) -> Self {
         EnqueueConfig::from(OutboxSchema::from(tables))
     }
 }
 
 impl RelayOptions {
-    /// The writer-side settings that agree with this relay: its schema, no record size
-    /// limit. (Defined here so that `options` does not depend on `enqueue_config`.)
+    /// The writer-side settings that agree with this relay: its schema, with the schema's
+    /// request limit. (Defined here so that `options` does not depend on `enqueue_config`.)
     pub fn enqueue_config(&self) -> EnqueueConfig {
         EnqueueConfig::from(self.schema().clone())
     }
@@ -90,7 +98,9 @@ impl EnqueueConfigBuilder {
         self
     }
 
-    /// Rejects records larger than `bytes` at enqueue time. Default: no limit.
+    /// Rejects records larger than `bytes` at enqueue time, a limit of the writer's own;
+    /// it may not exceed the schema's `max_request_size` (a larger record could never be
+    /// published). Default: the schema's `max_request_size`.
     pub fn max_record_size(mut self, bytes: usize) -> Self {
         self.max_record_size = Some(bytes);
         self
@@ -100,6 +110,14 @@ impl EnqueueConfigBuilder {
     pub fn build(self) -> Result<EnqueueConfig, OptionsError> {
         if self.max_record_size == Some(0) {
             return Err(OptionsError::MaxRecordSizeZero);
+        }
+        if let Some(bytes) = self.max_record_size
+            && bytes > self.schema.max_request_size()
+        {
+            return Err(OptionsError::MaxRecordSizeAboveRequestSize {
+                record: bytes,
+                request: self.schema.max_request_size(),
+            });
         }
         Ok(EnqueueConfig {
             schema: self.schema,
@@ -118,7 +136,7 @@ mod tests {
         assert_eq!(c, EnqueueConfig::default());
         assert_eq!(c.bucket_count().get(), 8);
         assert_eq!(c.message_id_header(), "x-outbox-message-id");
-        assert_eq!(c.max_record_size(), None);
+        assert_eq!(c.max_record_size(), 1_048_576);
         assert_eq!(c.schema(), &OutboxSchema::default());
     }
 
@@ -129,6 +147,13 @@ mod tests {
             Err(OptionsError::MaxRecordSizeZero)
         );
         assert!(EnqueueConfig::builder().max_record_size(1).build().is_ok());
+        assert_eq!(
+            EnqueueConfig::builder().max_record_size(2 << 20).build(),
+            Err(OptionsError::MaxRecordSizeAboveRequestSize {
+                record: 2 << 20,
+                request: 1 << 20
+            })
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! | [`schema`] | [`OutboxSchema`]: tables, bucket count and message-id header, the one value writers and relays share |
 //! | [`options`], [`enqueue_config`] | [`RelayOptions`] and [`EnqueueConfig`], validated builders (each carries the schema) |
 //! | [`validate`] | every shared limit and name rule (topics, headers, table names, bucket count, labels) |
+//! | [`wire_size`] | a record's size on the wire, one computation for the writer's check and the publisher |
 //! | [`mod@fair_share`] | how many buckets each live relay should own |
 //! | [`lease_plan`] | the lease policy: which buckets an acquisition releases, extends and claims |
 //! | [`store`], [`publisher`], [`notifier`] | the traits a backend implements |
@@ -146,6 +147,7 @@ pub mod schema;
 pub mod store;
 pub mod time;
 pub mod validate;
+pub mod wire_size;
 
 #[cfg(feature = "testing")]
 pub mod testing;

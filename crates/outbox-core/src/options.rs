@@ -108,6 +108,17 @@ pub enum OptionsError {
     /// `max_record_size` of zero.
     #[error("max_record_size must be at least 1 byte")]
     MaxRecordSizeZero,
+    /// A writer's record limit above the schema's request limit would accept records no
+    /// publisher can send.
+    #[error(
+        "max_record_size ({record} bytes) must not exceed the schema's max_request_size ({request} bytes)"
+    )]
+    MaxRecordSizeAboveRequestSize {
+        /// The writer's limit.
+        record: usize,
+        /// The schema's request limit.
+        request: usize,
+    },
 }
 
 /// Everything a relay needs to know, validated by [`RelayOptionsBuilder::build`].

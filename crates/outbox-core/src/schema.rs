@@ -13,6 +13,7 @@ use crate::validate::{
     LabelError, MAX_BUCKET_COUNT, NameRole, TableNameError, validate_bucket_count,
     validate_header_name, validate_identifier,
 };
+use crate::wire_size::{DEFAULT_MAX_REQUEST_SIZE, MIN_MAX_REQUEST_SIZE};
 
 /// Default bucket count.
 pub const DEFAULT_BUCKET_COUNT: NonZeroU32 = match NonZeroU32::new(8) {
@@ -46,6 +47,11 @@ pub enum SchemaError {
     /// A schema or table name that is not a plain SQL identifier.
     #[error(transparent)]
     TableName(#[from] TableNameError),
+    /// `max_request_size` outside `1024..=2147483647`.
+    #[error(
+        "max_request_size must be between {MIN_MAX_REQUEST_SIZE} and 2147483647 bytes, got {0}"
+    )]
+    MaxRequestSize(usize),
 }
 
 /// Schema and table names of one outbox, validated at construction.
@@ -248,6 +254,7 @@ impl OutboxTablesBuilder {
 /// | `tables` | [`OutboxTables::default`] | schema and table names |
 /// | `bucket_count` | 8 | ordering buckets; the ceiling on draining relays |
 /// | `message_id_header` | `x-outbox-message-id` | header stamped with the message id on every record |
+/// | `max_request_size` | 1 MiB | the largest produce request; the Kafka publisher sends none larger and writers refuse a record that could not fit one alone (see [`wire_size`](crate::wire_size)) |
 ///
 /// ```
 /// use outbox_core::{OutboxSchema, OutboxTables, RelayOptions};
@@ -269,6 +276,7 @@ pub struct OutboxSchema {
     tables: OutboxTables,
     bucket_count: NonZeroU32,
     message_id_header: String,
+    max_request_size: usize,
 }
 
 impl Default for OutboxSchema {
@@ -278,6 +286,7 @@ impl Default for OutboxSchema {
             tables: OutboxTables::default(),
             bucket_count: DEFAULT_BUCKET_COUNT,
             message_id_header: DEFAULT_MESSAGE_ID_HEADER.to_owned(),
+            max_request_size: DEFAULT_MAX_REQUEST_SIZE,
         }
     }
 }
@@ -289,6 +298,7 @@ impl OutboxSchema {
             tables: OutboxTables::default(),
             bucket_count: DEFAULT_BUCKET_COUNT.get(),
             message_id_header: DEFAULT_MESSAGE_ID_HEADER.to_owned(),
+            max_request_size: DEFAULT_MAX_REQUEST_SIZE,
         }
     }
 
@@ -305,6 +315,12 @@ impl OutboxSchema {
     /// Name of the header carrying the message id.
     pub fn message_id_header(&self) -> &str {
         &self.message_id_header
+    }
+
+    /// The largest produce request, in bytes: the publisher's limit and the writers'
+    /// record-size check (see [`wire_size`](crate::wire_size)).
+    pub fn max_request_size(&self) -> usize {
+        self.max_request_size
     }
 }
 
@@ -325,6 +341,7 @@ pub struct OutboxSchemaBuilder {
     tables: OutboxTables,
     bucket_count: u32,
     message_id_header: String,
+    max_request_size: usize,
 }
 
 impl OutboxSchemaBuilder {
@@ -348,15 +365,28 @@ impl OutboxSchemaBuilder {
         self
     }
 
+    /// The largest produce request (`1024..=2147483647` bytes): the Kafka publisher built
+    /// from this schema sends none larger, and writers refuse at enqueue a record that
+    /// could not fit one alone. Keep it at or below the brokers' `message.max.bytes`.
+    /// Default 1 MiB, Kafka's `max.request.size`.
+    pub fn max_request_size(mut self, bytes: usize) -> Self {
+        self.max_request_size = bytes;
+        self
+    }
+
     /// Validates and returns the schema, or the first violation.
     pub fn build(self) -> Result<OutboxSchema, SchemaError> {
         let bucket_count =
             validate_bucket_count(self.bucket_count).map_err(SchemaError::BucketCount)?;
         validate_header_name(&self.message_id_header).map_err(SchemaError::MessageIdHeader)?;
+        if !(MIN_MAX_REQUEST_SIZE..=i32::MAX as usize).contains(&self.max_request_size) {
+            return Err(SchemaError::MaxRequestSize(self.max_request_size));
+        }
         Ok(OutboxSchema {
             tables: self.tables,
             bucket_count,
             message_id_header: self.message_id_header,
+            max_request_size: self.max_request_size,
         })
     }
 }
@@ -371,6 +401,17 @@ mod tests {
         assert_eq!(s, OutboxSchema::default());
         assert_eq!(s.bucket_count().get(), 8);
         assert_eq!(s.message_id_header(), "x-outbox-message-id");
+        assert_eq!(s.max_request_size(), 1_048_576);
+        assert_eq!(
+            OutboxSchema::builder().max_request_size(1023).build(),
+            Err(SchemaError::MaxRequestSize(1023))
+        );
+        assert!(
+            OutboxSchema::builder()
+                .max_request_size(1024)
+                .build()
+                .is_ok()
+        );
         assert!(s.tables().is_default());
         let t = OutboxTables::default();
         assert_eq!(OutboxTables::builder().build().unwrap(), t);

@@ -12,19 +12,21 @@ use std::time::Duration;
 use outbox_core::OutboxSchema;
 use outbox_core::options::DEFAULT_MESSAGE_ID_HEADER;
 use outbox_core::validate::validate_label;
+use outbox_core::wire_size::MAX_CLIENT_ID_LEN;
 
 use crate::compression::Compression;
 
-/// Kafka's default `max.request.size`: 1 MiB.
-pub const DEFAULT_MAX_REQUEST_SIZE: usize = 1024 * 1024;
+/// Kafka's default `max.request.size`, 1 MiB, the schema's default (one definition, in
+/// `outbox-core`).
+pub use outbox_core::wire_size::DEFAULT_MAX_REQUEST_SIZE;
 /// Default bound on one request (and on connecting).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default bound on one publish call's retries.
 pub const DEFAULT_DELIVERY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default client id sent to the brokers.
 pub const DEFAULT_CLIENT_ID: &str = "outbox-relay";
-/// The smallest accepted `max_request_size`: room for a request with an empty record.
-pub const MIN_MAX_REQUEST_SIZE: usize = 1024;
+/// The smallest accepted `max_request_size` (one definition, in `outbox-core`).
+pub use outbox_core::wire_size::MIN_MAX_REQUEST_SIZE;
 
 /// SASL credentials, passed to rskafka's SASL implementation.
 #[derive(Clone, PartialEq, Eq)]
@@ -285,14 +287,6 @@ impl KafkaPublisherBuilder {
         self
     }
 
-    /// The largest produce request sent (default 1 MiB, Kafka's `max.request.size`).
-    /// A record that does not fit on its own fails permanently before anything is
-    /// sent. Keep it at or below the broker's `message.max.bytes`.
-    pub fn max_request_size(mut self, bytes: usize) -> Self {
-        self.config.max_request_size = bytes;
-        self
-    }
-
     /// Batch compression (default none).
     pub fn compression(mut self, compression: Compression) -> Self {
         self.config.compression = compression;
@@ -302,9 +296,13 @@ impl KafkaPublisherBuilder {
     /// The outbox's schema, shared with the writers, the relay's
     /// [`RelayOptions`](outbox_core::RelayOptions) and the consumers: every record
     /// carries its message id in the schema's `message_id_header` (validated by the
-    /// schema). Default [`OutboxSchema::default`], header `x-outbox-message-id`.
+    /// schema), and no produce request exceeds the schema's `max_request_size` (the
+    /// limit the writers check each record against at enqueue, so a record they accepted
+    /// is never refused here as too large). Default [`OutboxSchema::default`]: header
+    /// `x-outbox-message-id`, 1 MiB requests.
     pub fn schema(mut self, schema: &OutboxSchema) -> Self {
         self.config.message_id_header = schema.message_id_header().to_owned();
+        self.config.max_request_size = schema.max_request_size();
         self
     }
 
@@ -319,7 +317,10 @@ impl KafkaPublisherBuilder {
         }
         // Kafka's client id is a string of at most 32767 bytes; the core's label rule
         // (not blank, 255 characters, no control characters) keeps it loggable.
-        if validate_label(&c.client_id, 255).is_err() {
+        // The writers' size check counts the longest client id a publisher accepts.
+        if validate_label(&c.client_id, MAX_CLIENT_ID_LEN).is_err()
+            || c.client_id.len() > MAX_CLIENT_ID_LEN
+        {
             return Err(ConfigError::InvalidClientId(c.client_id));
         }
         let kafka_ms = Duration::from_millis(i32::MAX as u64);
@@ -452,9 +453,12 @@ mod tests {
             e(builder().retry_backoff(Duration::from_secs(2), Duration::from_secs(1))),
             ConfigError::BackoffOrder { .. }
         ));
-        assert_eq!(
-            e(builder().max_request_size(10)),
-            ConfigError::InvalidMaxRequestSize(10)
+        assert!(
+            matches!(
+                e(builder().client_id("é".repeat(200))),
+                ConfigError::InvalidClientId(_)
+            ),
+            "200 characters but 400 bytes: beyond what the writers' size check allows for"
         );
         assert!(matches!(
             e(builder().client_id(" ")),

@@ -16,9 +16,8 @@ use outbox_core::validate::validate_topic;
 use outbox_core::{Headers, OutboxMessage};
 use rand::Rng;
 
-use crate::coalesce::REQUEST_OVERHEAD;
 use crate::error::KafkaPublishError;
-use crate::record_batch::{BATCH_OVERHEAD, RecordRef};
+use crate::record_batch::RecordRef;
 
 /// The rows' decoded headers and message-id texts, which the records borrow.
 #[derive(Debug)]
@@ -141,7 +140,7 @@ pub(crate) fn plan<'a>(
                 )))
                 .collect(),
         };
-        let fixed = REQUEST_OVERHEAD + limits.client_id_len + m.topic.len() + BATCH_OVERHEAD;
+        let fixed = outbox_core::wire_size::request_overhead(limits.client_id_len, m.topic.len());
         let size = record.max_encoded_len();
         if fixed + size > limits.max_request_size {
             failure = Some(KafkaPublishError::RecordTooLarge {
@@ -396,7 +395,7 @@ mod tests {
         let order: Vec<usize> = chunks.iter().flat_map(|c| c.rows.clone()).collect();
         assert_eq!(order, (0..10).collect::<Vec<_>>());
         for c in chunks {
-            assert!(REQUEST_OVERHEAD + 6 + 1 + BATCH_OVERHEAD + c.size <= 2048);
+            assert!(outbox_core::wire_size::request_overhead(6, 1) + c.size <= 2048);
         }
     }
 
@@ -463,5 +462,62 @@ mod tests {
         });
         assert_eq!(p.planned, 1);
         assert!(p.failure.is_some());
+    }
+
+    proptest::proptest! {
+        /// Writers and the publisher measure a record one way: a record the writer
+        /// accepts under a schema's `max_request_size` is never refused as too large by a
+        /// publisher built from that schema, whatever its client id; and with the longest
+        /// client id the two agree exactly, so the writer's check is no stricter than
+        /// that allowance.
+        #[test]
+        fn what_a_writer_accepts_the_publisher_sends(
+            key_len in 0usize..3000,
+            value_len in 0usize..3000,
+            header_lens in proptest::collection::vec((1usize..40, 0usize..600), 0..4),
+            topic_len in 1usize..60,
+            client_id_len in 1usize..=outbox_core::wire_size::MAX_CLIENT_ID_LEN,
+        ) {
+            let schema = OutboxSchema::builder().max_request_size(4096).build().unwrap();
+            let writer = EnqueueConfig::from(schema.clone());
+            let topic = "t".repeat(topic_len);
+            let mut builder = OutboxMessage::builder(topic.as_str())
+                .key(vec![1u8; key_len])
+                .value(vec![2u8; value_len]);
+            for (i, (name_len, value_len)) in header_lens.iter().enumerate() {
+                builder = builder.header(format!("{i}{}", "h".repeat(*name_len)), vec![3u8; *value_len]);
+            }
+            let accepted = builder.clone().build(&writer);
+            let Ok(row) = accepted else {
+                // Refused by the writer: with the longest client id the publisher refuses
+                // it too (built here under a larger limit, as a row written around the check).
+                let roomy = EnqueueConfig::from(OutboxSchema::default());
+                let batch = [builder.build(&roomy).unwrap()];
+                let mut d = Decoded::new(&batch);
+                let limits = Limits {
+                    max_request_size: schema.max_request_size(),
+                    client_id_len: outbox_core::wire_size::MAX_CLIENT_ID_LEN,
+                    message_id_header: schema.message_id_header(),
+                };
+                let p = plan(&batch, &mut d, limits, three);
+                proptest::prop_assert_eq!(p.planned, 0);
+                proptest::prop_assert!(
+                    matches!(p.failure, Some(KafkaPublishError::RecordTooLarge { .. })),
+                    "{:?}", p.failure
+                );
+                return Ok(());
+            };
+            let batch = [row];
+            for client in [client_id_len, outbox_core::wire_size::MAX_CLIENT_ID_LEN] {
+                let mut d = Decoded::new(&batch);
+                let limits = Limits {
+                    max_request_size: schema.max_request_size(),
+                    client_id_len: client,
+                    message_id_header: schema.message_id_header(),
+                };
+                let p = plan(&batch, &mut d, limits, three);
+                proptest::prop_assert_eq!(p.planned, 1, "client id {} bytes: {:?}", client, p.failure);
+            }
+        }
     }
 }

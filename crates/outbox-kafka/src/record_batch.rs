@@ -9,19 +9,8 @@
 
 use crate::compression::Compression;
 
-/// Bytes of a batch before its records: base offset (8), batch length (4), partition
-/// leader epoch (4), magic (1), crc (4), attributes (2), last offset delta (4), base
-/// timestamp (8), max timestamp (8), producer id (8), producer epoch (2), base sequence
-/// (4) and record count (4).
-pub(crate) const BATCH_OVERHEAD: usize = 61;
-
-/// The most a record's framing can add to its key, value and header bytes: its length
-/// (5), attributes (1), timestamp delta (10), offset delta (5), key and value lengths
-/// (5 each) and header count (5).
-const RECORD_FRAMING_MAX: usize = 36;
-
-/// The most one header's framing adds: name and value lengths (5 each).
-const HEADER_FRAMING_MAX: usize = 10;
+/// Bytes of a batch header before its records (one definition, in `outbox-core`).
+pub(crate) use outbox_core::wire_size::BATCH_OVERHEAD;
 
 /// One record, borrowed from an outbox row.
 #[derive(Debug, Clone)]
@@ -39,15 +28,13 @@ pub(crate) struct RecordRef<'a> {
 impl RecordRef<'_> {
     /// An upper bound of this record's encoded size inside an uncompressed batch.
     pub(crate) fn max_encoded_len(&self) -> usize {
-        let headers: usize = self
-            .headers
-            .iter()
-            .map(|(name, value)| HEADER_FRAMING_MAX + name.len() + value.map_or(0, <[u8]>::len))
-            .sum();
-        RECORD_FRAMING_MAX
-            + self.key.map_or(0, <[u8]>::len)
-            + self.value.map_or(0, <[u8]>::len)
-            + headers
+        outbox_core::wire_size::record_len(
+            self.key.map_or(0, <[u8]>::len),
+            self.value.map_or(0, <[u8]>::len),
+            self.headers
+                .iter()
+                .map(|(name, value)| (name.len(), value.map_or(0, <[u8]>::len))),
+        )
     }
 }
 

@@ -99,6 +99,10 @@ pub struct Cli {
     /// Whole-call publish budget (only needed for stores without lease renewal).
     #[arg(long, env = "OUTBOX_MAX_PUBLISH_DURATION", value_parser = parse_duration)]
     pub max_publish_duration: Option<Duration>,
+    /// Largest produce request in bytes; writers must use the same value (it is their
+    /// record-size limit). Default 1048576.
+    #[arg(long, env = "OUTBOX_MAX_REQUEST_SIZE", value_name = "BYTES")]
+    pub max_request_size: Option<usize>,
     /// Header carrying the message id. Default x-outbox-message-id.
     #[arg(long, env = "OUTBOX_MESSAGE_ID_HEADER")]
     pub message_id_header: Option<String>,
@@ -167,6 +171,7 @@ pub struct FileConfig {
     lease_renew_interval: Option<String>,
     max_publish_duration: Option<String>,
     message_id_header: Option<String>,
+    max_request_size: Option<usize>,
     metrics_name: Option<String>,
     backlog_sampling: Option<bool>,
     metrics_interval: Option<String>,
@@ -424,6 +429,9 @@ impl Cli {
         }
         if let Some(v) = self.message_id_header.or(file.message_id_header) {
             schema = schema.message_id_header(v);
+        }
+        if let Some(v) = self.max_request_size.or(file.max_request_size) {
+            schema = schema.max_request_size(v);
         }
 
         let mut b = RelayOptions::builder().schema(schema.build()?);

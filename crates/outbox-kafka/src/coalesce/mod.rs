@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 use tracing::debug;
 
+pub(crate) use self::policy::RequestLimit;
 use self::policy::{Coalescer, Waiting};
-pub(crate) use self::policy::{REQUEST_OVERHEAD, RequestLimit};
 use crate::wire::{Connection, PartitionBatch, ProduceAnswer, WireError};
 
 /// Produce requests awaiting their answer on one connection at a time. One keeps the

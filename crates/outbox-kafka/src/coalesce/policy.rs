@@ -18,11 +18,9 @@
 
 use std::collections::{HashSet, VecDeque};
 
-/// Bytes of a produce request besides its record batches and topic names: size prefix,
-/// request header (without the client id) and the body's fixed fields for one topic
-/// and one partition, rounded up. Shared with the planner, which sizes a chunk so that
-/// a request carrying it alone fits.
-pub(crate) const REQUEST_OVERHEAD: usize = 64;
+/// Bytes of a produce request besides its record batches and topic names (one
+/// definition, in `outbox-core`, shared with the planner and the writers' size check).
+pub(crate) use outbox_core::wire_size::REQUEST_OVERHEAD;
 
 /// Bytes each further topic adds besides its name: the name's length and the
 /// partition count.

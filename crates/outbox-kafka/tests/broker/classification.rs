@@ -1,7 +1,9 @@
 //! Which failures blame one row for good (the relay parks it after
 //! `max_publish_attempts`), against the real broker.
 
-use crate::support::{brokers, message, publish, publisher_for, read_all, topic};
+use crate::support::{
+    brokers, message, publish, publisher_for, publisher_limited_to, read_all, topic,
+};
 
 /// A record over the client's request limit fails for good and names itself; the rows
 /// before it are acknowledged and on the topic, nothing after it is sent.
@@ -9,10 +11,7 @@ use crate::support::{brokers, message, publish, publisher_for, read_all, topic};
 async fn a_record_too_large_blames_itself_after_the_rows_before_it() {
     let brokers = brokers();
     let (client, topic) = topic(&brokers, "too-large", 1).await;
-    let publisher = publisher_for(&brokers)
-        .max_request_size(4096)
-        .build()
-        .unwrap();
+    let publisher = publisher_limited_to(&brokers, 4096).build().unwrap();
     let big = message(&topic, Some(b"k"), &[7u8; 8192]);
     let batch = [
         message(&topic, Some(b"k"), b"before"),

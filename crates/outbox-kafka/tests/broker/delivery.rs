@@ -223,10 +223,7 @@ async fn a_custom_message_id_header_name_is_used() {
 async fn large_batches_are_chunked_by_the_request_size_in_order() {
     let brokers = brokers();
     let (client, topic) = topic(&brokers, "kafka_chunks", 1).await;
-    let publisher = publisher_for(&brokers)
-        .max_request_size(16 * 1024)
-        .build()
-        .unwrap();
+    let publisher = publisher_limited_to(&brokers, 16 * 1024).build().unwrap();
     let batch: Vec<OutboxMessage> = (0..300)
         .map(|i| message(&topic, Some(b"one-key"), format!("{i:0>500}").as_bytes()))
         .collect();

@@ -24,10 +24,7 @@ fn first_deliveries(ids: &[String]) -> Vec<String> {
 async fn a_failed_row_hides_the_rows_after_it_and_repair_restores_enqueue_order() {
     let brokers = brokers();
     let (client, topic) = topic(&brokers, "kafka_order", 3).await;
-    let publisher = publisher_for(&brokers)
-        .max_request_size(4096)
-        .build()
-        .unwrap();
+    let publisher = publisher_limited_to(&brokers, 4096).build().unwrap();
     let key = b"customer-42";
     let row1 = message(&topic, Some(key), &vec![b'x'; 10_000]); // too large
     let row2 = message(&topic, Some(key), b"second");
@@ -132,10 +129,7 @@ async fn the_prefix_stops_at_a_later_partitions_broker_rejection() {
 async fn nothing_after_a_locally_failed_row_is_sent() {
     let brokers = brokers();
     let (client, topic) = topic(&brokers, "kafka_local", 2).await;
-    let publisher = publisher_for(&brokers)
-        .max_request_size(2048)
-        .build()
-        .unwrap();
+    let publisher = publisher_limited_to(&brokers, 2048).build().unwrap();
     let batch = [
         message(&topic, Some(b"a"), b"1"),
         message(&topic, Some(b"b"), b"2"),

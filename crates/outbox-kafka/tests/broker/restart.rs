@@ -39,10 +39,9 @@ async fn a_restart_mid_batch_acknowledges_only_what_the_restarted_broker_holds()
     create_topic_tolerant(&addr, &topic, 2).await;
 
     let proxy = Proxy::start_kafka(&addr).await.unwrap();
-    let publisher = publisher_for(proxy.addr())
+    let publisher = publisher_limited_to(proxy.addr(), 4096)
         .request_timeout(Duration::from_secs(2))
         .delivery_timeout(Duration::from_secs(4))
-        .max_request_size(4096)
         .build()
         .unwrap();
 

@@ -25,6 +25,16 @@ pub fn publisher_for(brokers: &str) -> KafkaPublisherBuilder {
         .retry_backoff(Duration::from_millis(20), Duration::from_millis(200))
 }
 
+/// A publisher builder whose requests stay within `bytes` (set, like every shared
+/// setting, through the schema).
+pub fn publisher_limited_to(brokers: &str, bytes: usize) -> KafkaPublisherBuilder {
+    let schema = outbox_core::OutboxSchema::builder()
+        .max_request_size(bytes)
+        .build()
+        .expect("a valid request limit");
+    publisher_for(brokers).schema(&schema)
+}
+
 /// A fresh topic with `partitions` partitions on `brokers`, and a client to read it.
 pub async fn topic(brokers: &str, prefix: &str, partitions: i32) -> (Client, String) {
     let client = kafka::client(brokers).await;

@@ -50,10 +50,14 @@ const RELEASING: StoreCapabilities = StoreCapabilities {
     parking: false,
 };
 
-/// Batch size 2, everything else at its default: poll interval 1 s, lease 30 s, renew
-/// interval 10 s, error backoff 1 s doubling up to 30 s, 8 concurrent lanes.
+/// Batch size 2, no parking, everything else at its default: poll interval 1 s, lease
+/// 30 s, renew interval 10 s, error backoff 1 s doubling up to 30 s, 8 concurrent lanes.
 fn options() -> RelayOptionsBuilder {
-    RelayOptions::builder().relay_id("r1").batch_size(2)
+    // No parking unless a test asks for it (the stores here report no parking).
+    RelayOptions::builder()
+        .relay_id("r1")
+        .batch_size(2)
+        .max_publish_attempts(None)
 }
 
 fn row(bucket: i32, id: i64) -> OutboxMessage {
