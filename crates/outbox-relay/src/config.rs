@@ -30,30 +30,34 @@ Exit status: 0 after SIGTERM/SIGINT, 1 on invalid configuration, 2 on a fatal mi
 found at run time (for example a writer using a larger bucket count)."
 )]
 pub struct Cli {
+    /// Operator commands; without one, the relay runs.
+    #[command(subcommand)]
+    pub command: Option<crate::parked::Command>,
+
     /// TOML file with any of the options below.
-    #[arg(long, env = "OUTBOX_CONFIG", value_name = "FILE")]
+    #[arg(long, env = "OUTBOX_CONFIG", value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
 
     /// Database URL: postgres://, mysql:// or sqlite://.
-    #[arg(long, env = "OUTBOX_DATABASE_URL", value_name = "URL")]
+    #[arg(long, env = "OUTBOX_DATABASE_URL", value_name = "URL", global = true)]
     pub database_url: Option<String>,
     /// Run the outbox migration before starting (creates the tables if missing).
     #[arg(long, env = "OUTBOX_MIGRATE")]
     pub migrate: Option<bool>,
     /// Database schema of the outbox tables (PostgreSQL).
-    #[arg(long, env = "OUTBOX_SCHEMA")]
+    #[arg(long, env = "OUTBOX_SCHEMA", global = true)]
     pub schema: Option<String>,
     /// Messages table name.
-    #[arg(long, env = "OUTBOX_MESSAGES_TABLE")]
+    #[arg(long, env = "OUTBOX_MESSAGES_TABLE", global = true)]
     pub messages_table: Option<String>,
     /// Leases table name.
-    #[arg(long, env = "OUTBOX_LEASES_TABLE")]
+    #[arg(long, env = "OUTBOX_LEASES_TABLE", global = true)]
     pub leases_table: Option<String>,
     /// Relays (heartbeat) table name.
-    #[arg(long, env = "OUTBOX_RELAYS_TABLE")]
+    #[arg(long, env = "OUTBOX_RELAYS_TABLE", global = true)]
     pub relays_table: Option<String>,
     /// Parked-rows table name. Default outbox_parked.
-    #[arg(long, env = "OUTBOX_PARKED_TABLE")]
+    #[arg(long, env = "OUTBOX_PARKED_TABLE", global = true)]
     pub parked_table: Option<String>,
 
     /// Kafka bootstrap servers, comma-separated host:port.
@@ -263,6 +267,54 @@ pub struct Config {
     pub shutdown_grace: Duration,
 }
 
+/// The database URL from the flag/environment or the file, with a supported scheme.
+fn database_url(cli: Option<String>, file: Option<String>) -> Result<String, ConfigError> {
+    let database_url = cli.or(file).ok_or(ConfigError::Missing(
+        "the database URL",
+        "database-url",
+        "OUTBOX_DATABASE_URL",
+        "database_url",
+    ))?;
+    if ![
+        "postgres://",
+        "postgresql://",
+        "mysql://",
+        "mariadb://",
+        "sqlite:",
+    ]
+    .iter()
+    .any(|p| database_url.starts_with(p))
+    {
+        return Err(ConfigError::Invalid {
+            option: "database-url",
+            reason: "must start with postgres://, mysql:// or sqlite:".into(),
+        });
+    }
+    Ok(database_url)
+}
+
+/// Schema, messages, leases, relays and parked table names, each optional.
+fn tables(names: [Option<String>; 5]) -> Result<OutboxTables, ConfigError> {
+    let [schema, messages, leases, relays, parked] = names;
+    let mut tables = OutboxTables::builder();
+    if let Some(v) = schema {
+        tables = tables.schema(v);
+    }
+    if let Some(v) = messages {
+        tables = tables.messages(v);
+    }
+    if let Some(v) = leases {
+        tables = tables.leases(v);
+    }
+    if let Some(v) = relays {
+        tables = tables.relays(v);
+    }
+    if let Some(v) = parked {
+        tables = tables.parked(v);
+    }
+    Ok(tables.build().map_err(SchemaError::from)?)
+}
+
 /// `N` (>= 1) or `never`.
 fn parse_attempts(text: &str) -> Result<Option<std::num::NonZeroU32>, ConfigError> {
     if text.eq_ignore_ascii_case("never") {
@@ -296,10 +348,18 @@ fn file_duration(
         .transpose()
 }
 
+/// What the operator commands need: where the outbox's tables are.
+#[derive(Debug)]
+pub struct DatabaseConfig {
+    /// The database URL.
+    pub database_url: String,
+    /// The outbox's table names.
+    pub tables: OutboxTables,
+}
+
 impl Cli {
-    /// Merges the file under the flags and environment, and validates everything.
-    pub fn resolve(self) -> Result<Config, ConfigError> {
-        let file = match &self.config {
+    fn file(&self) -> Result<FileConfig, ConfigError> {
+        match &self.config {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
                     path: path.clone(),
@@ -308,34 +368,34 @@ impl Cli {
                 toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::File {
                     path: path.clone(),
                     reason: e.to_string(),
-                })?
+                })
             }
-            None => FileConfig::default(),
-        };
-        let database_url = self
-            .database_url
-            .or(file.database_url)
-            .ok_or(ConfigError::Missing(
-                "the database URL",
-                "database-url",
-                "OUTBOX_DATABASE_URL",
-                "database_url",
-            ))?;
-        if ![
-            "postgres://",
-            "postgresql://",
-            "mysql://",
-            "mariadb://",
-            "sqlite:",
-        ]
-        .iter()
-        .any(|p| database_url.starts_with(p))
-        {
-            return Err(ConfigError::Invalid {
-                option: "database-url",
-                reason: "must start with postgres://, mysql:// or sqlite:".into(),
-            });
+            None => Ok(FileConfig::default()),
         }
+    }
+
+    /// The database and table names only (for `outbox-relay parked ...`, which needs no
+    /// broker).
+    pub fn resolve_database(&self) -> Result<DatabaseConfig, ConfigError> {
+        let file = self.file()?;
+        let database_url = database_url(self.database_url.clone(), file.database_url.clone())?;
+        let tables = tables([
+            self.schema.clone().or(file.schema),
+            self.messages_table.clone().or(file.messages_table),
+            self.leases_table.clone().or(file.leases_table),
+            self.relays_table.clone().or(file.relays_table),
+            self.parked_table.clone().or(file.parked_table),
+        ])?;
+        Ok(DatabaseConfig {
+            database_url,
+            tables,
+        })
+    }
+
+    /// Merges the file under the flags and environment, and validates everything.
+    pub fn resolve(self) -> Result<Config, ConfigError> {
+        let file = self.file()?;
+        let database_url = database_url(self.database_url, file.database_url)?;
         let brokers_text = self.brokers.or(file.brokers).ok_or(ConfigError::Missing(
             "the Kafka bootstrap servers",
             "brokers",
@@ -407,23 +467,14 @@ impl Cli {
             },
         };
 
-        let mut tables = OutboxTables::builder();
-        if let Some(v) = self.schema.or(file.schema) {
-            tables = tables.schema(v);
-        }
-        if let Some(v) = self.messages_table.or(file.messages_table) {
-            tables = tables.messages(v);
-        }
-        if let Some(v) = self.leases_table.or(file.leases_table) {
-            tables = tables.leases(v);
-        }
-        if let Some(v) = self.relays_table.or(file.relays_table) {
-            tables = tables.relays(v);
-        }
-        if let Some(v) = self.parked_table.or(file.parked_table) {
-            tables = tables.parked(v);
-        }
-        let mut schema = OutboxSchema::builder().tables(tables.build().map_err(SchemaError::from)?);
+        let tables = tables([
+            self.schema.or(file.schema),
+            self.messages_table.or(file.messages_table),
+            self.leases_table.or(file.leases_table),
+            self.relays_table.or(file.relays_table),
+            self.parked_table.or(file.parked_table),
+        ])?;
+        let mut schema = OutboxSchema::builder().tables(tables);
         if let Some(v) = self.bucket_count.or(file.bucket_count) {
             schema = schema.bucket_count(v);
         }

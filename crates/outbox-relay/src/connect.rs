@@ -73,6 +73,18 @@ pub async fn store(config: &Config) -> Result<SeaOrmStore, StartError> {
         .map_err(|e| StartError::Database(e.to_string()))
 }
 
+/// The store for the operator commands: one connection, no migration.
+pub async fn operator_store(
+    database: &crate::config::DatabaseConfig,
+) -> Result<SeaOrmStore, StartError> {
+    let db = ConnectSettings::new(database.database_url.as_str())
+        .max_connections(1)
+        .connect()
+        .await
+        .map_err(|e| StartError::Database(e.to_string()))?;
+    SeaOrmStore::new(db, database.tables.clone()).map_err(|e| StartError::Database(e.to_string()))
+}
+
 /// The Kafka publisher, with TLS and SASL as configured.
 pub fn publisher(config: &Config) -> Result<KafkaPublisher, StartError> {
     let mut b = KafkaPublisher::builder(config.brokers.iter().map(String::as_str))

@@ -5,6 +5,7 @@ mod config;
 mod connect;
 mod duration;
 mod http;
+mod parked;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,7 +25,10 @@ const EXIT_CONFIG: u8 = 1;
 const EXIT_FATAL: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = config::Cli::parse();
+    let mut cli = config::Cli::parse();
+    if let Some(parked::Command::Parked(command)) = cli.command.take() {
+        return run_parked(&cli, &command);
+    }
     let config = match cli.resolve() {
         Ok(config) => config,
         Err(e) => {
@@ -128,6 +132,50 @@ async fn run(config: config::Config) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `outbox-relay parked ...`: one operator command against the database, no broker.
+fn run_parked(cli: &config::Cli, command: &parked::ParkedCommand) -> ExitCode {
+    let database = match cli.resolve_database() {
+        Ok(database) => database,
+        Err(e) => {
+            eprintln!("outbox-relay: invalid configuration: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("outbox-relay: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        let store = match connect::operator_store(&database).await {
+            Ok(store) => store,
+            Err(e) => {
+                eprintln!("outbox-relay: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        match parked::run(&store, command, outbox_core::Timestamp::now()).await {
+            Ok(output) => {
+                println!("{output}");
+                ExitCode::SUCCESS
+            }
+            Err(parked::CommandError::NotConfirmed) => {
+                eprintln!("outbox-relay: {}", parked::CommandError::NotConfirmed);
+                ExitCode::from(EXIT_CONFIG)
+            }
+            Err(e) => {
+                eprintln!("outbox-relay: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
 }
 
 fn start_failed(reason: &str) -> ExitCode {

@@ -246,3 +246,41 @@ fn a_writer_with_a_larger_bucket_count_stops_the_relay_with_exit_2() {
         .unwrap();
     assert!(stderr.contains("bucket 20"), "{stderr}");
 }
+
+/// The parked commands need only the database: on an empty parked table `list` says so
+/// (and prints `[]` with `--json`), `show` names the missing id, and `discard` refuses
+/// without `--yes`, exiting 1 and changing nothing.
+#[test]
+fn parked_commands_answer_on_an_empty_table_and_discard_needs_yes() {
+    let url = sqlite_file("parked");
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let db = outbox_seaorm::connect(&url).await.unwrap();
+        for migration in outbox_seaorm::migrations(outbox_core::OutboxSchema::default()) {
+            migration
+                .up(&sea_orm_migration::SchemaManager::new(&db))
+                .await
+                .unwrap();
+        }
+    });
+    let parked = |args: &[&str]| {
+        Command::new(BIN)
+            .env_remove("RUST_LOG")
+            .args(["--database-url", &url, "parked"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let list = parked(&["list"]);
+    assert!(list.status.success(), "{list:?}");
+    assert_eq!(String::from_utf8_lossy(&list.stdout).trim(), "no parked rows");
+    let json = parked(&["list", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&json.stdout).trim(), "[]");
+    let show = parked(&["show", "5"]);
+    assert!(!show.status.success());
+    assert!(String::from_utf8_lossy(&show.stderr).contains("no parked row has id 5"));
+    let discard = parked(&["discard", "--all"]);
+    assert_eq!(discard.status.code(), Some(1), "{discard:?}");
+    assert!(String::from_utf8_lossy(&discard.stderr).contains("--yes"));
+    let neither = parked(&["requeue"]);
+    assert!(!neither.status.success(), "a selection is required");
+}
