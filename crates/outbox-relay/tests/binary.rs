@@ -272,7 +272,10 @@ fn parked_commands_answer_on_an_empty_table_and_discard_needs_yes() {
     };
     let list = parked(&["list"]);
     assert!(list.status.success(), "{list:?}");
-    assert_eq!(String::from_utf8_lossy(&list.stdout).trim(), "no parked rows");
+    assert_eq!(
+        String::from_utf8_lossy(&list.stdout).trim(),
+        "no parked rows"
+    );
     let json = parked(&["list", "--json"]);
     assert_eq!(String::from_utf8_lossy(&json.stdout).trim(), "[]");
     let show = parked(&["show", "5"]);
