@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::join_all;
 use outbox_core::{OutboxMessage, PublishOutcome, Publisher, Uuid};
 use tokio::time::Instant;
-use tracing::{Instrument, debug, error, info_span};
+use tracing::{Instrument, debug, info_span, warn};
 
 use crate::cluster::{Cluster, topic_error};
 use crate::coalesce::{
@@ -329,12 +329,23 @@ impl KafkaPublisher {
         if first_time {
             self.inner.permanent_count.fetch_add(1, Ordering::Relaxed);
             metrics::counter!(PERMANENT_FAILURES_METRIC).increment(1);
-            error!(
-                message_id = %row.message_id,
-                topic = %row.topic,
-                %error,
-                "row cannot be published until it or the setup is fixed; it stays pending and is retried"
-            );
+            // WARN, not ERROR: the relay handles it (parks the row, or retries a setup
+            // problem); an operator is told through the relay's own log and metrics.
+            if error.blames_row() {
+                warn!(
+                    message_id = %row.message_id,
+                    topic = %row.topic,
+                    %error,
+                    "the record is refused for good; the relay parks the row after max_publish_attempts"
+                );
+            } else {
+                warn!(
+                    message_id = %row.message_id,
+                    topic = %row.topic,
+                    %error,
+                    "publishing is refused by the setup (not this row); retrying until an operator fixes it"
+                );
+            }
         }
     }
 }

@@ -119,6 +119,9 @@ fn serves_health_readiness_and_every_instrument_then_stops_on_sigterm() {
                 "outbox_pending_messages",
                 "outbox_pending_oldest_age_seconds",
                 "outbox_pending_available",
+                "outbox_parked_total",
+                "outbox_parked_messages",
+                "outbox_parked_oldest_age_seconds",
             ]
             .iter()
             .all(|series| metrics.contains(series))
@@ -128,7 +131,7 @@ fn serves_health_readiness_and_every_instrument_then_stops_on_sigterm() {
     assert!(all_present, "instruments missing from /metrics:\n{metrics}");
     assert_eq!(
         names::ALL.len(),
-        9,
+        12,
         "the list above covers every instrument but publish.duration, which needs a publish"
     );
     assert_eq!(get(port, "/nope").map(|(s, _)| s), Some(404));

@@ -7,6 +7,7 @@
 
 mod consumer;
 mod orders;
+mod poison;
 mod report;
 mod topic;
 
@@ -28,7 +29,7 @@ use crate::consumer::Consumer;
 use crate::orders::{Placed, place_order};
 use crate::report::{Progress, Summary};
 
-const TOPIC: &str = "orders";
+pub(crate) const TOPIC: &str = "orders";
 const PARTITIONS: i32 = 8;
 
 #[derive(Debug, Parser)]
@@ -49,6 +50,11 @@ struct Args {
     /// Print every n-th received record.
     #[arg(long, default_value_t = 250)]
     print_every: u64,
+    /// Also write one row another program corrupted (its headers do not decode): watch
+    /// the relay park it and hold its customer's later orders behind it, then the demo
+    /// repairs and requeues it, and the customer's orders arrive in commit order.
+    #[arg(long)]
+    poison: bool,
 }
 
 /// The application's migrator: its own tables plus the outbox's, appended in one line.
@@ -126,13 +132,34 @@ async fn main() -> anyhow::Result<()> {
     let notifier: Arc<dyn CommitNotifier> = relay.notifier();
     let outbox = Outbox::new(schema.clone()).with_notifier(notifier);
     println!("relay      {}", relay.relay_id());
+    // The operator's handle on parked rows (what `outbox-relay parked` uses).
+    let operator = SeaOrmStore::new(outbox_seaorm::connect(&url).await?, schema.clone())?;
+    let poisoned = if args.poison {
+        let id = poison::write_corrupt_row(&db, &schema).await?;
+        println!(
+            "poison     wrote a corrupt row of {} ({id})",
+            poison::CUSTOMER
+        );
+        Some(id)
+    } else {
+        None
+    };
+    let mut parked_seen = poisoned.is_none();
+    let mut requeued = poisoned.is_none();
+    // The poisoned customer's deliveries, in arrival order.
+    let mut poisoned_arrivals: Vec<Uuid> = Vec::new();
 
     // The service places orders; commit instants are kept for the latency figures.
     let committed: Arc<Mutex<HashMap<Uuid, Instant>>> = Arc::default();
+    // The poisoned customer's committed orders, in commit order.
+    let poisoned_order: Arc<Mutex<Vec<Uuid>>> = Arc::default();
     let mut writer = Some({
         let (db, outbox, committed) = (db.clone(), outbox.clone(), Arc::clone(&committed));
         let (count, rate) = (args.orders, args.rate.max(1));
-        tokio::spawn(async move { write_orders(&db, &outbox, &committed, count, rate).await })
+        let order_of = Arc::clone(&poisoned_order);
+        tokio::spawn(
+            async move { write_orders(&db, &outbox, &committed, &order_of, count, rate).await },
+        )
     });
 
     // The consumer runs until every committed order arrived.
@@ -149,17 +176,29 @@ async fn main() -> anyhow::Result<()> {
             if let Some(at) = commit {
                 latencies.push(at.elapsed());
             }
+            if delivery.key == poison::CUSTOMER {
+                poisoned_arrivals.push(delivery.message_id);
+            }
             progress.received(&delivery, args.print_every);
+        }
+        if let Some(id) = poisoned {
+            if !parked_seen {
+                parked_seen = poison::parked_yet(&operator, id).await?;
+            }
+            // Once the orders are placed, the operator repairs the row and requeues.
+            if parked_seen && !requeued && placed.is_some() {
+                poison::repair_and_requeue(&operator.connection().clone(), &operator, id).await?;
+                requeued = true;
+            }
         }
         if let Some(handle) = writer.take_if(|w| w.is_finished()) {
             let outcome = handle.await??;
-            progress.expect(outcome.committed);
+            progress.expect(outcome.committed + u64::from(poisoned.is_some()));
             placed = Some(outcome);
         }
-        if placed
-            .as_ref()
-            .is_some_and(|o| progress.received_count() >= o.committed)
-        {
+        if placed.as_ref().is_some_and(|o| {
+            progress.received_count() >= o.committed + u64::from(poisoned.is_some())
+        }) {
             break;
         }
         if started.elapsed() > Duration::from_secs(300) {
@@ -172,8 +211,27 @@ async fn main() -> anyhow::Result<()> {
     let Some(outcome) = placed else {
         anyhow::bail!("the writer did not finish")
     };
+    let in_order = match poisoned {
+        None => true,
+        Some(id) => {
+            let mut expected = vec![id];
+            expected.extend(poisoned_order.lock().map(|o| o.clone()).unwrap_or_default());
+            let in_order = poisoned_arrivals == expected;
+            println!(
+                "poison     {} orders of {} arrived {}, the repaired row first",
+                expected.len(),
+                poison::CUSTOMER,
+                if in_order {
+                    "in commit order"
+                } else {
+                    "OUT OF ORDER"
+                }
+            );
+            in_order
+        }
+    };
     let consistent = Summary {
-        placed: outcome.committed + outcome.rolled_back,
+        placed: outcome.committed + outcome.rolled_back + u64::from(poisoned.is_some()),
         rolled_back: outcome.rolled_back,
         published: progress.received_count(),
         duplicates: consumer.duplicates,
@@ -191,6 +249,10 @@ async fn main() -> anyhow::Result<()> {
         println!("  {line}");
     }
     anyhow::ensure!(consistent, "the demo's counts do not add up");
+    anyhow::ensure!(
+        in_order,
+        "the poisoned customer's orders arrived out of order"
+    );
     Ok(())
 }
 
@@ -212,6 +274,7 @@ async fn write_orders(
     db: &DatabaseConnection,
     outbox: &Outbox,
     committed: &Mutex<HashMap<Uuid, Instant>>,
+    poisoned_order: &Mutex<Vec<Uuid>>,
     count: u32,
     rate: u32,
 ) -> anyhow::Result<Written> {
@@ -233,6 +296,11 @@ async fn write_orders(
             Placed::Committed { message_id } => {
                 if let Ok(mut map) = committed.lock() {
                     map.insert(message_id, Instant::now());
+                }
+                if customer == poison::CUSTOMER
+                    && let Ok(mut order) = poisoned_order.lock()
+                {
+                    order.push(message_id);
                 }
                 written.committed += 1;
             }

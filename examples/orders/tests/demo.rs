@@ -1,6 +1,7 @@
 //! The demo binary as a new user runs it: default SQLite file, a real (private) Tansu
 //! broker, twice in a row (the second run finds the topic already there). Its output
-//! must hold no warning or error line, and its counts must add up both times.
+//! must hold no warning or error line, and its counts must add up both times. A third
+//! run with `--poison` shows a corrupt row parked, repaired and requeued.
 
 // Test code: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -10,9 +11,10 @@ use std::time::Duration;
 
 use outbox_tests::broker::{Broker, pick_free_port};
 
-fn run_demo(brokers: &str) -> String {
+fn run_demo(brokers: &str, extra: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_orders-demo"))
         .args(["--brokers", brokers, "--orders", "300", "--rate", "500"])
+        .args(extra)
         // What a user's terminal has: no RUST_LOG, so the demo's default filter.
         .env_remove("RUST_LOG")
         .output()
@@ -47,8 +49,27 @@ fn the_demo_prints_no_warning_or_error_on_a_fresh_or_existing_topic() {
     let mut broker = Broker::start(&outbox_tests::tansu_bin(), pick_free_port().unwrap()).unwrap();
     broker.wait_ready(Duration::from_secs(10)).unwrap();
     let brokers = broker.addr();
-    let first = run_demo(&brokers);
+    let first = run_demo(&brokers, &[]);
     assert_quiet("first run (creates the topic)", &first);
-    let second = run_demo(&brokers);
+    let second = run_demo(&brokers, &[]);
     assert_quiet("second run (the topic exists)", &second);
+    // `--poison`: the corrupt row is parked (its WARN lines are the point of this run),
+    // then repaired and requeued, and its customer's orders arrive in commit order.
+    let poisoned = run_demo(&brokers, &["--poison"]);
+    for expected in [
+        "row parked: it cannot be published",
+        "parked     row",
+        "requeued   ",
+        "arrived in commit order, the repaired row first",
+        "every committed order was published exactly once",
+    ] {
+        assert!(
+            poisoned.contains(expected),
+            "--poison run: missing {expected:?}:\n{poisoned}"
+        );
+    }
+    assert!(
+        !poisoned.contains("ERROR"),
+        "--poison run printed an error:\n{poisoned}"
+    );
 }
