@@ -136,15 +136,24 @@ fn create_schema(backend: Backend, schema: Option<&str>) -> Option<String> {
 fn messages_table(backend: Backend, tables: &OutboxTables) -> TableCreateStatement {
     use message::Column as C;
     let mut t = Table::create();
-    t.table(tables.messages_name())
-        .col(
-            ColumnDef::new(C::Id)
-                .big_integer()
-                .not_null()
-                .auto_increment()
-                .primary_key(),
-        )
-        .col(ColumnDef::new(C::MessageId).uuid().not_null())
+    t.table(tables.messages_name()).col(
+        ColumnDef::new(C::Id)
+            .big_integer()
+            .not_null()
+            .auto_increment()
+            .primary_key(),
+    );
+    record_columns(backend, &mut t);
+    mysql_options(backend, &mut t, false);
+    t
+}
+
+/// The columns of a stored record after its id, with their per-backend types: the
+/// messages table's, and the parked table's copy of them (same names, same types, so a
+/// park and a requeue copy rows with `INSERT ... SELECT`).
+pub(super) fn record_columns(backend: Backend, t: &mut TableCreateStatement) {
+    use message::Column as C;
+    t.col(ColumnDef::new(C::MessageId).uuid().not_null())
         .col(ColumnDef::new(C::Bucket).integer().not_null())
         .col(
             ColumnDef::new(C::Topic)
@@ -156,8 +165,6 @@ fn messages_table(backend: Backend, tables: &OutboxTables) -> TableCreateStateme
         .col(blob(backend, C::Headers))
         .col(ColumnDef::new(C::Partition).integer().null())
         .col(created_at(backend));
-    mysql_options(backend, &mut t, false);
-    t
 }
 
 fn messages_index(tables: &OutboxTables) -> IndexCreateStatement {
@@ -199,12 +206,8 @@ fn relay_id_len() -> u32 {
     u32::try_from(outbox_core::options::MAX_RELAY_ID_LEN).unwrap_or(u32::MAX)
 }
 
-fn blob(backend: Backend, column: message::Column) -> ColumnDef {
-    blob_column(backend, column)
-}
-
 /// A nullable byte column: `longblob` on MySQL/MariaDB, `bytea` / `blob` elsewhere.
-pub(super) fn blob_column(backend: Backend, column: impl IntoIden) -> ColumnDef {
+fn blob(backend: Backend, column: message::Column) -> ColumnDef {
     let mut def = ColumnDef::new(column);
     match backend {
         Backend::MySql => def.custom(Alias::new("longblob").into_iden()),
@@ -220,7 +223,7 @@ fn created_at(backend: Backend) -> ColumnDef {
 
 /// A non-null point in time: `timestamptz` (PostgreSQL), `datetime(6)` holding UTC
 /// (MySQL/MariaDB), RFC 3339 text (SQLite).
-pub(super) fn utc_timestamp(backend: Backend, column: impl IntoIden) -> ColumnDef {
+fn utc_timestamp(backend: Backend, column: impl IntoIden) -> ColumnDef {
     let mut def = ColumnDef::new(column);
     match backend {
         Backend::MySql => def.custom(Alias::new("datetime(6)").into_iden()),

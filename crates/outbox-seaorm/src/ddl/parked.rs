@@ -7,9 +7,9 @@
 
 use sea_query::{ColumnDef, Index, IndexCreateStatement, Table, TableCreateStatement};
 
-use super::{blob_column, mysql_options, render_drop, render_index, render_table, utc_timestamp};
+use super::{mysql_options, record_columns, render_drop, render_index, render_table};
 use crate::backend::Backend;
-use crate::entity::{message, parked};
+use crate::entity::parked;
 use crate::tables::{OutboxTables, SqlNames};
 
 /// `CREATE` statements for the parked table and its `(bucket, id)` index.
@@ -37,20 +37,9 @@ fn parked_table(backend: Backend, tables: &OutboxTables) -> TableCreateStatement
     use parked::Column as C;
     let mut t = Table::create();
     t.table(tables.parked_name())
-        .col(ColumnDef::new(C::Id).big_integer().not_null().primary_key())
-        .col(ColumnDef::new(C::MessageId).uuid().not_null())
-        .col(ColumnDef::new(C::Bucket).integer().not_null())
-        .col(
-            ColumnDef::new(C::Topic)
-                .string_len(message::TOPIC_MAX_LEN)
-                .not_null(),
-        )
-        .col(blob_column(backend, C::Key))
-        .col(blob_column(backend, C::Value))
-        .col(blob_column(backend, C::Headers))
-        .col(ColumnDef::new(C::Partition).integer().null())
-        .col(utc_timestamp(backend, C::CreatedAt))
-        .col(ColumnDef::new(C::Error).text().null())
+        .col(ColumnDef::new(C::Id).big_integer().not_null().primary_key());
+    record_columns(backend, &mut t);
+    t.col(ColumnDef::new(C::Error).text().null())
         .col(ColumnDef::new(C::Attempts).integer().not_null())
         .col(ColumnDef::new(C::FirstFailedAtMs).big_integer().null())
         .col(ColumnDef::new(C::LastFailedAtMs).big_integer().null())
