@@ -150,11 +150,17 @@ pub(crate) fn ensure_broker(args: &Args, root: &Path) -> Result<(String, Option<
         println!("    external broker {external}: not installing or starting Tansu");
         broker::wait_ready(external, Duration::from_secs(10))?;
         println!("    {external} answers ApiVersions");
+        let bin = broker::ensure_installed(root)?;
+        println!("    Tansu binary for private test brokers: {}", bin.display());
         return Ok((external.clone(), None));
     }
     let addr = format!("127.0.0.1:{DEFAULT_PORT}");
     if broker::api_versions(&addr, Duration::from_secs(1)).is_ok() {
         println!("    a broker already answers on {addr}: using it (and leaving it running)");
+        // Some tests start private brokers of their own (restarts, the demo): they need
+        // the binary even when the shared broker is someone else's.
+        let bin = broker::ensure_installed(root)?;
+        println!("    Tansu binary for private test brokers: {}", bin.display());
         return Ok((addr, None));
     }
     let ti = Instant::now();
