@@ -62,13 +62,17 @@ pub enum ParkedCommand {
     },
 }
 
-/// Which parked rows: exactly one of `--key`, `--id`, `--all`.
+/// Which parked rows: exactly one of `--key`, `--key-hex`, `--id`, `--all`.
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
 pub struct Selection {
     /// Every parked row with this key (UTF-8 text), pinned rows excluded.
     #[arg(long)]
     key: Option<String>,
+    /// Like --key, for keys that are not text: the bytes in hex, as `list` shows them
+    /// (`0x009f`; the `0x` is optional).
+    #[arg(long, value_name = "HEX", value_parser = parse_hex_key)]
+    key_hex: Option<HexKey>,
     /// The row with this id.
     #[arg(long)]
     id: Option<i64>,
@@ -77,12 +81,35 @@ pub struct Selection {
     all: bool,
 }
 
+/// A key given in hex (`--key-hex`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HexKey(Vec<u8>);
+
+/// `0x009f` or `009f` as bytes; an odd digit count or a non-hex digit is refused.
+fn parse_hex_key(text: &str) -> Result<HexKey, String> {
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    if !digits.len().is_multiple_of(2) {
+        return Err(format!("{text:?} has an odd number of hex digits"));
+    }
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| {
+            digits
+                .get(i..i + 2)
+                .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+                .ok_or_else(|| format!("{text:?} is not hex"))
+        })
+        .collect::<Result<Vec<u8>, String>>()
+        .map(HexKey)
+}
+
 impl Selection {
     fn to_core(&self) -> ParkedSelection {
-        match (&self.key, self.id) {
-            (Some(key), _) => ParkedSelection::Key(key.as_bytes().to_vec()),
-            (None, Some(id)) => ParkedSelection::Id(id),
-            (None, None) => ParkedSelection::All,
+        match (&self.key, &self.key_hex, self.id) {
+            (Some(key), _, _) => ParkedSelection::Key(key.as_bytes().to_vec()),
+            (None, Some(HexKey(key)), _) => ParkedSelection::Key(key.clone()),
+            (None, None, Some(id)) => ParkedSelection::Id(id),
+            (None, None, None) => ParkedSelection::All,
         }
     }
 }
@@ -425,6 +452,38 @@ mod tests {
         assert!(shown.contains("undecodable"), "{shown}");
     }
 
+    #[test]
+    fn a_key_that_is_not_text_is_selected_in_hex_as_the_table_shows_it() {
+        #[derive(Debug, clap::Parser)]
+        struct Cli {
+            #[command(subcommand)]
+            command: ParkedCommand,
+        }
+        let selection = |args: &[&str]| -> Result<ParkedSelection, clap::Error> {
+            let argv = ["parked", "requeue"].iter().chain(args);
+            match <Cli as clap::Parser>::try_parse_from(argv)?.command {
+                ParkedCommand::Requeue { selection, .. } => Ok(selection.to_core()),
+                other => panic!("{other:?}"),
+            }
+        };
+        // The table's rendering of the key, fed back, selects the same bytes.
+        let shown = bytes_text(Some(&[0, 159]));
+        assert_eq!(
+            selection(&["--key-hex", &shown]).unwrap(),
+            ParkedSelection::Key(vec![0, 159])
+        );
+        assert_eq!(
+            selection(&["--key-hex", "ff"]).unwrap(),
+            ParkedSelection::Key(vec![255])
+        );
+        assert!(selection(&["--key-hex", "0xf"]).is_err(), "odd digit count");
+        assert!(selection(&["--key-hex", "zz"]).is_err(), "not hex");
+        assert!(
+            selection(&["--key-hex", "ff", "--key", "K"]).is_err(),
+            "one selection only"
+        );
+    }
+
     #[tokio::test]
     async fn commands_run_on_the_operator_api() {
         let store = MemoryStore::new();
@@ -466,6 +525,7 @@ mod tests {
         assert_eq!(parsed.as_array().unwrap().len(), 1);
         let everything = || Selection {
             key: None,
+            key_hex: None,
             id: None,
             all: true,
         };
@@ -486,6 +546,7 @@ mod tests {
             &ParkedCommand::Requeue {
                 selection: Selection {
                     key: Some("K".into()),
+                    key_hex: None,
                     id: None,
                     all: false,
                 },
