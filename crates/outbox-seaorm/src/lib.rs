@@ -4,12 +4,12 @@
 //!
 //! | item | what it is |
 //! |---|---|
-//! | [`Migration`] | a sea-orm-migration migration creating the three tables; add it to your `Migrator` |
+//! | [`migrations()`] | every migration of one outbox, oldest first, to append to your `Migrator`: [`Migration`] (messages, leases, relays) and [`ParkedMigration`] (parked rows) |
 //! | [`entity`] | sea-orm entities for the tables (default names) |
 //! | [`OutboxTables`], [`SqlNames`] | custom schema and table names (part of `outbox_core::OutboxSchema`), validated and always quoted |
 //! | [`Outbox`] | the writer: validates, buckets and inserts messages in your transaction |
 //! | [`OutboxTransaction`] | a transaction that wakes the local relay after it commits |
-//! | [`SeaOrmStore`] | the `OutboxStore` the relay runs on: leases, heartbeats, batches, metrics |
+//! | [`SeaOrmStore`] | the `OutboxStore` the relay runs on: leases, heartbeats, batches, metrics, parking; and `ParkedRows`, the operator's list / show / requeue / discard |
 //! | [`connect()`], [`ConnectSettings`] | pools set up for the outbox: SQLite in WAL mode with one writer path, the relay's pool sized for its lanes, quiet sqlx logging |
 //! | [`ddl`] | the schema as plain SQL per backend (also checked in under `migrations/`) |
 //! | [`Inbox`] | consumer side: runs a handler once per `(consumer, message id)`, in the consumer's transaction |
@@ -18,7 +18,7 @@
 //!
 //! # A complete example
 //!
-//! Add the migration to your `Migrator`, start a relay on the store, and enqueue in the
+//! Add the migrations to your `Migrator`, start a relay on the store, and enqueue in the
 //! same transaction as the business change:
 //!
 //! ```no_run
@@ -34,10 +34,10 @@
 //!
 //! impl MigratorTrait for Migrator {
 //!     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-//!         vec![
-//!             // ... your own migrations ...
-//!             Box::new(outbox_seaorm::Migration::default()),
-//!         ]
+//!         let mut all: Vec<Box<dyn MigrationTrait>> = vec![/* your own migrations */];
+//!         // The outbox's tables, the parked table included.
+//!         all.extend(outbox_seaorm::migrations(OutboxSchema::default()));
+//!         all
 //!     }
 //! }
 //!
@@ -106,17 +106,18 @@
 //!
 //! ```
 //! use outbox_core::OutboxSchema;
-//! use outbox_seaorm::{Migration, OutboxTables};
+//! use outbox_seaorm::{OutboxTables, migrations};
 //!
 //! let tables = OutboxTables::builder()
 //!     .schema("messaging")
 //!     .messages("orders_outbox")
 //!     .leases("orders_outbox_leases")
 //!     .relays("orders_outbox_relays")
+//!     .parked("orders_outbox_parked")
 //!     .build()?;
 //! let schema = OutboxSchema::builder().tables(tables).build()?;
 //! // The same `schema` for the store, the writer, the relay options and the publisher.
-//! let migration = Migration::new(schema.clone());
+//! let for_your_migrator = migrations(schema.clone());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -132,9 +133,15 @@
 //! | `outbox_messages` | `id` BIGINT auto-increment PK (order within a bucket), `message_id` UUID, `bucket` INT, `topic` VARCHAR(249), `key` / `value` / `headers` nullable BLOB, `partition` nullable INT, `created_at` timestamp; index `(bucket, id)` |
 //! | `outbox_leases` | `bucket` INT PK, `owner` VARCHAR(128) nullable, `expires_at_ms` BIGINT |
 //! | `outbox_relays` | `relay_id` VARCHAR(128) PK, `last_seen_at_ms` BIGINT |
+//! | `outbox_parked` | `id` BIGINT PK (the row's id in the messages table, kept so a requeue puts it back in its place), the messages table's other columns with the same types, `error` nullable TEXT, `attempts` INT, `first_failed_at_ms` / `last_failed_at_ms` nullable BIGINT, `held_behind` nullable BIGINT (the parked row it waits behind), `parked_at_ms` BIGINT; index `(bucket, id)` |
 //!
-//! **Time unit.** Lease expiry and heartbeats are BIGINT *milliseconds since the Unix
-//! epoch, UTC*, the unit of [`outbox_core::Timestamp`] (the .NET original uses ticks; an
+//! The parked table holds rows a relay set aside: rows the publisher refused for good, and
+//! the later rows of their keys, which wait there so the key's order survives. They stay
+//! until an operator requeues or discards them. [`ParkedMigration`] creates it, so a
+//! database migrated by an earlier version gains it the next time its `Migrator` runs.
+//!
+//! **Time unit.** Lease expiry, heartbeats and the parked table's failure and park
+//! times are BIGINT *milliseconds since the Unix epoch, UTC*, the unit of [`outbox_core::Timestamp`] (the .NET original uses ticks; an
 //! epoch-millisecond integer is readable everywhere). Integers compare the same on every
 //! backend, so expiry checks never depend on time zones or timestamp precision. To read
 //! them: `to_timestamp(expires_at_ms / 1000.0)` (PostgreSQL),

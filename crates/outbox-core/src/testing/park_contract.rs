@@ -255,6 +255,16 @@ where
         holds, expected,
         "park contract: parked rows grouped by hold key, lowest id each"
     );
+    let shown = store
+        .show_parked(id(4))
+        .await
+        .unwrap_or_else(|e| panic!("park contract: show_parked failed: {e}"))
+        .unwrap_or_else(|| panic!("park contract: the held row is shown"));
+    assert_eq!(
+        (shown.message, shown.reason),
+        (rows[4].clone(), held(id(3))),
+        "park contract: a held row is kept as it was, with the row it waits behind"
+    );
 }
 
 /// A requeue puts the rows back under their original ids, in one step, ahead of the
@@ -297,6 +307,15 @@ where
         "park contract: the row is restored as it was"
     );
     assert!(parked_ids(&store).await.is_empty());
+    // Inserting explicit ids must leave the id generator where it was: a row committed
+    // now still sorts after everything committed before it.
+    let after = committed(fx, vec![keyed(Some("k"), None)]).await;
+    assert!(
+        after[0].id > later[0].id,
+        "park contract: a requeue moved the id generator back ({} after {})",
+        after[0].id,
+        later[0].id
+    );
 }
 
 /// Requeueing one row takes its key's earlier parked rows along (never a later one, never

@@ -92,6 +92,33 @@ impl TestDb {
         self.migrate(tables).await
     }
 
+    /// Like [`fresh_tables`](Self::fresh_tables), but in a schema of their own where the
+    /// database has one to offer: a new schema on PostgreSQL (the migration creates it),
+    /// a new database on MySQL/MariaDB (which must exist beforehand); SQLite keeps the
+    /// main database (another one would have to be attached on every pooled connection).
+    pub async fn fresh_tables_in_own_schema(&self) -> OutboxTables {
+        let base = unique_name("ob");
+        let schema = unique_name("obs");
+        let builder = OutboxTables::builder()
+            .messages(format!("{base}_m"))
+            .leases(format!("{base}_l"))
+            .relays(format!("{base}_r"))
+            .parked(format!("{base}_p"));
+        let builder = match self.kind {
+            Kind::Postgres => builder.schema(schema),
+            Kind::MySql => {
+                self.track_database(&schema);
+                self.db
+                    .execute_unprepared(&format!("CREATE DATABASE `{schema}`"))
+                    .await
+                    .unwrap();
+                builder.schema(schema)
+            }
+            Kind::Sqlite => builder,
+        };
+        self.migrate(builder.build().unwrap()).await
+    }
+
     /// Runs the crate's migration for `tables` (remembering them for cleanup).
     pub async fn migrate(&self, tables: OutboxTables) -> OutboxTables {
         self.created_tables.lock().unwrap().push(tables.clone());
