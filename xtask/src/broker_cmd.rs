@@ -151,7 +151,10 @@ pub(crate) fn ensure_broker(args: &Args, root: &Path) -> Result<(String, Option<
         broker::wait_ready(external, Duration::from_secs(10))?;
         println!("    {external} answers ApiVersions");
         let bin = broker::ensure_installed(root)?;
-        println!("    Tansu binary for private test brokers: {}", bin.display());
+        println!(
+            "    Tansu binary for private test brokers: {}",
+            bin.display()
+        );
         return Ok((external.clone(), None));
     }
     let addr = format!("127.0.0.1:{DEFAULT_PORT}");
@@ -160,7 +163,10 @@ pub(crate) fn ensure_broker(args: &Args, root: &Path) -> Result<(String, Option<
         // Some tests start private brokers of their own (restarts, the demo): they need
         // the binary even when the shared broker is someone else's.
         let bin = broker::ensure_installed(root)?;
-        println!("    Tansu binary for private test brokers: {}", bin.display());
+        println!(
+            "    Tansu binary for private test brokers: {}",
+            bin.display()
+        );
         return Ok((addr, None));
     }
     let ti = Instant::now();
