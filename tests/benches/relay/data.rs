@@ -5,7 +5,7 @@ use outbox_core::{EnqueueConfig, OutboxMessage};
 use outbox_seaorm::entity::message::{Column as C, INSERTED_COLUMNS};
 use outbox_seaorm::insert_rows;
 use outbox_seaorm::{OutboxTables, SqlNames};
-use sea_orm::sea_query::{Alias, Expr, ExprTrait, Order, Query};
+use sea_orm::sea_query::{Alias, Expr, ExprTrait, Order, Query, TableRef};
 use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait};
 
 /// Distinct keys.
@@ -113,6 +113,16 @@ pub async fn count_in(db: &impl ConnectionTrait, tables: &OutboxTables, buckets:
         .expr_as(Expr::cust("COUNT(*)"), Alias::new("n"))
         .from(tables.messages_ref())
         .and_where(Expr::col(C::Bucket).is_in(buckets.iter().copied()))
+        .to_owned();
+    let row = db.query_one(&stmt).await.unwrap().unwrap();
+    u64::try_from(row.try_get::<i64>("", "n").unwrap()).unwrap()
+}
+
+/// Rows in the parked table of `tables`.
+pub async fn count_parked(db: &impl ConnectionTrait, tables: &OutboxTables) -> u64 {
+    let stmt = Query::select()
+        .expr_as(Expr::cust("COUNT(*)"), Alias::new("n"))
+        .from(TableRef::Table(tables.parked_name(), None))
         .to_owned();
     let row = db.query_one(&stmt).await.unwrap().unwrap();
     u64::try_from(row.try_get::<i64>("", "n").unwrap()).unwrap()

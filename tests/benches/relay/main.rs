@@ -111,6 +111,13 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // Silent unless asked: `RUST_LOG=outbox_core=debug` shows what the relays decide.
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use outbox_core::{
-    Acquired, LeaseRequest, OutboxMessage, OutboxStore, PendingMetrics, PublishOutcome, Publisher,
-    RenewOutcome, StoreCapabilities, StoreError,
+    Acquired, HoldKey, LeaseRequest, OutboxMessage, OutboxStore, ParkOutcome, ParkRequest,
+    PendingMetrics, PublishOutcome, Publisher, RenewOutcome, StoreCapabilities, StoreError,
 };
 
 /// Call durations by operation (cheap to clone).
@@ -106,6 +106,22 @@ impl<S: OutboxStore> OutboxStore for Timed<S> {
         buckets: &[i32],
     ) -> Result<RenewOutcome, StoreError> {
         self.time("renew_leases", self.inner.renew_leases(request, buckets))
+            .await
+    }
+
+    // Every optional method is forwarded: the trait's defaults answer "unsupported", and
+    // `capabilities` above promises what the inner store does.
+    async fn release_leases(&self, relay_id: &str) -> Result<(), StoreError> {
+        self.time("release_leases", self.inner.release_leases(relay_id))
+            .await
+    }
+
+    async fn park_rows(&self, request: &ParkRequest<'_>) -> Result<ParkOutcome, StoreError> {
+        self.time("park_rows", self.inner.park_rows(request)).await
+    }
+
+    async fn parked_holds(&self, bucket: i32) -> Result<Vec<(Option<HoldKey>, i64)>, StoreError> {
+        self.time("parked_holds", self.inner.parked_holds(bucket))
             .await
     }
 

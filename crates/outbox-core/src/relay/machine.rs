@@ -1079,7 +1079,9 @@ impl RelayMachine {
         operation: &'static str,
         error: StoreError,
     ) {
-        if error.is_fatal() {
+        // A lane only calls what the store's capabilities promised: "unsupported" here is
+        // a store (or a decorator around one) that breaks its promise, and no retry mends it.
+        if error.is_fatal() || matches!(error, StoreError::Unsupported(_)) {
             return self.fail(fatal_from(error));
         }
         self.events.push_back(RelayEvent::StoreFailed {

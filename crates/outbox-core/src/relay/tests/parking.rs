@@ -358,3 +358,28 @@ fn a_failed_park_call_reloads_the_parked_rows_before_fetching() {
         "the park may have committed: its key may be held now"
     );
 }
+
+#[test]
+fn a_store_that_promised_parking_but_answers_unsupported_fails_the_relay() {
+    let options = options()
+        .max_publish_attempts(NonZeroU32::new(2))
+        .build()
+        .unwrap();
+    let mut h = TestRelay::new(options, PARKING);
+    h.start(&[0], &[0]);
+    assert_eq!(h.briefs(), ["load holds 0"]);
+    h.m.handle(
+        h.now,
+        Outcome::HoldsLoaded {
+            bucket: 0,
+            result: Err(StoreError::Unsupported("parking")),
+        },
+    );
+    let events: Vec<RelayEvent> = std::iter::from_fn(|| h.m.poll_event()).collect();
+    assert!(
+        events.iter().any(|e| matches!(e, RelayEvent::Fatal(_))),
+        "a broken capability promise stops the relay instead of backing off forever: {events:?}"
+    );
+    h.at(60_000);
+    assert!(h.briefs().is_empty(), "a failed relay issues nothing more");
+}
