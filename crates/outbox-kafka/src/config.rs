@@ -146,6 +146,17 @@ pub enum ConfigError {
     /// A SASL user name is empty.
     #[error("the SASL user name must not be empty")]
     EmptySaslUsername,
+    /// The chosen compression codec is not compiled into this build.
+    #[error(
+        "{codec:?} compression is not compiled in: enable outbox-kafka's `{feature}` cargo \
+         feature (or the outbox crate's)"
+    )]
+    CompressionNotEnabled {
+        /// The codec chosen.
+        codec: Compression,
+        /// The cargo feature that compiles it in.
+        feature: &'static str,
+    },
 }
 
 /// Validated settings of a [`KafkaPublisher`](crate::KafkaPublisher).
@@ -354,6 +365,7 @@ impl KafkaPublisherBuilder {
         if c.sasl.as_ref().is_some_and(|s| s.username().is_empty()) {
             return Err(ConfigError::EmptySaslUsername);
         }
+        check_codec(c.compression, Compression::is_enabled)?;
         Ok(c)
     }
 
@@ -361,6 +373,19 @@ impl KafkaPublisherBuilder {
     /// until the first publish (or [`KafkaPublisher::connect`](crate::KafkaPublisher::connect)).
     pub fn build(self) -> Result<crate::KafkaPublisher, ConfigError> {
         Ok(crate::KafkaPublisher::from_config(self.build_config()?))
+    }
+}
+
+/// Refuses a codec `enabled` says is compiled out, naming its feature.
+fn check_codec(
+    codec: Compression,
+    enabled: impl Fn(Compression) -> bool,
+) -> Result<(), ConfigError> {
+    match codec.feature() {
+        Some(feature) if !enabled(codec) => {
+            Err(ConfigError::CompressionNotEnabled { codec, feature })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -383,6 +408,46 @@ mod tests {
 
     fn builder() -> KafkaPublisherBuilder {
         KafkaPublisherBuilder::new(vec!["localhost:9092".into()])
+    }
+
+    #[test]
+    fn a_compiled_out_codec_is_refused_naming_its_feature() {
+        let only_gzip = |c: Compression| matches!(c, Compression::None | Compression::Gzip);
+        let e = check_codec(Compression::Zstd, only_gzip).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ConfigError::CompressionNotEnabled {
+                    codec: Compression::Zstd,
+                    feature: "zstd"
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("`zstd` cargo feature"), "{e}");
+        assert!(check_codec(Compression::Lz4, only_gzip).is_err());
+        assert!(check_codec(Compression::Gzip, only_gzip).is_ok());
+        assert!(check_codec(Compression::None, |_| false).is_ok());
+    }
+
+    #[test]
+    fn the_builder_accepts_exactly_the_compiled_codecs() {
+        for codec in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
+            let built = builder().compression(codec).build_config();
+            assert_eq!(built.is_ok(), codec.is_enabled(), "{codec:?}: {built:?}");
+            if let Err(e) = built {
+                assert!(
+                    matches!(e, ConfigError::CompressionNotEnabled { codec: c, .. } if c == codec),
+                    "{e:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -34,12 +34,36 @@ impl Backend {
         }
     }
 
-    /// Short lowercase name: `postgres`, `mysql` or `sqlite`.
+    /// Short lowercase name: `postgres`, `mysql` or `sqlite`; also the name of the cargo
+    /// feature that compiles the backend's driver into this crate.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Postgres => "postgres",
             Backend::MySql => "mysql",
             Backend::Sqlite => "sqlite",
+        }
+    }
+
+    /// The backend a connection URL names by its scheme, as sea-orm reads it:
+    /// `postgres:` or `postgresql:`, `mysql:`, `sqlite:` (case-insensitive). `None` for
+    /// any other URL, which sea-orm refuses on its own.
+    pub fn from_url(url: &str) -> Option<Backend> {
+        let (scheme, _) = url.split_once(':')?;
+        match scheme.to_ascii_lowercase().as_str() {
+            "postgres" | "postgresql" => Some(Backend::Postgres),
+            "mysql" => Some(Backend::MySql),
+            "sqlite" => Some(Backend::Sqlite),
+            _ => None,
+        }
+    }
+
+    /// Whether this build has the backend's driver: its cargo feature (`postgres`,
+    /// `mysql`, `sqlite`; all three by default) was enabled.
+    pub fn is_enabled(self) -> bool {
+        match self {
+            Backend::Postgres => cfg!(feature = "postgres"),
+            Backend::MySql => cfg!(feature = "mysql"),
+            Backend::Sqlite => cfg!(feature = "sqlite"),
         }
     }
 }
@@ -54,5 +78,37 @@ impl TryFrom<DbBackend> for Backend {
             DbBackend::Sqlite => Ok(Backend::Sqlite),
             other => Err(UnsupportedBackend(other)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_schemes() {
+        assert_eq!(
+            Backend::from_url("postgres://u@h/db"),
+            Some(Backend::Postgres)
+        );
+        assert_eq!(
+            Backend::from_url("PostgreSQL://u@h/db"),
+            Some(Backend::Postgres)
+        );
+        assert_eq!(Backend::from_url("mysql://root@h/db"), Some(Backend::MySql));
+        assert_eq!(Backend::from_url("sqlite::memory:"), Some(Backend::Sqlite));
+        assert_eq!(
+            Backend::from_url("sqlite://a.db?mode=rwc"),
+            Some(Backend::Sqlite)
+        );
+        assert_eq!(Backend::from_url("mariadb://h/db"), None);
+        assert_eq!(Backend::from_url("no scheme"), None);
+    }
+
+    #[test]
+    fn enabled_follows_the_features() {
+        assert_eq!(Backend::Postgres.is_enabled(), cfg!(feature = "postgres"));
+        assert_eq!(Backend::MySql.is_enabled(), cfg!(feature = "mysql"));
+        assert_eq!(Backend::Sqlite.is_enabled(), cfg!(feature = "sqlite"));
     }
 }

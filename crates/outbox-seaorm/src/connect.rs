@@ -34,6 +34,14 @@
 //!   first writes. So at most two writers (the application and the relay) ever contend
 //!   for the file, and each waits in SQLite's busy handler, never errs.
 //!
+//! # Backends left out of the build
+//!
+//! Each backend's driver is a cargo feature of this crate (`postgres`, `mysql`, `sqlite`;
+//! all three by default). [`ConnectSettings::connect`] and [`connect`] refuse a URL whose
+//! backend was left out with [`DbErr::BackendNotSupported`], naming the feature to
+//! enable, before sea-orm sees it (sea-orm would only say that no driver supports the
+//! URL).
+//!
 //! # The relay's pool
 //!
 //! [`ConnectSettings::for_relay`] sizes the pool at `max_concurrent_lanes + 2` on every
@@ -56,8 +64,11 @@ use std::time::Duration;
 
 use log::LevelFilter;
 use outbox_core::RelayOptions;
+#[cfg(feature = "sqlite")]
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
+
+use crate::Backend;
 
 /// How long a SQLite connection waits for a lock before giving up with `SQLITE_BUSY`.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -89,7 +100,11 @@ pub struct ConnectSettings {
     url: String,
     max_connections: Option<u32>,
     relay_pool: Option<u32>,
+    // Read by the SQLite options only; kept (and settable) in every build so code that
+    // sets them compiles whichever backends are enabled.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     busy_timeout: Duration,
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     synchronous_full: bool,
 }
 
@@ -149,6 +164,18 @@ impl ConnectSettings {
             .sqlx_logging(true)
             .sqlx_logging_level(LevelFilter::Debug)
             .sqlx_slow_statements_logging_settings(LevelFilter::Info, SLOW_STATEMENT_THRESHOLD);
+        self.sqlite_options(&mut options);
+        // A pool acquire that waits for a busy pool is a queue, not a fault.
+        #[cfg(feature = "postgres")]
+        options.map_sqlx_postgres_pool_opts(|p| p.acquire_slow_level(LevelFilter::Info));
+        #[cfg(feature = "mysql")]
+        options.map_sqlx_mysql_pool_opts(|p| p.acquire_slow_level(LevelFilter::Info));
+        options
+    }
+
+    /// WAL, `synchronous`, the busy timeout and foreign keys (see the [module](self) docs).
+    #[cfg(feature = "sqlite")]
+    fn sqlite_options(&self, options: &mut ConnectOptions) {
         let busy_timeout = self.busy_timeout;
         let synchronous = if self.synchronous_full {
             SqliteSynchronous::Full
@@ -161,18 +188,56 @@ impl ConnectSettings {
                 .busy_timeout(busy_timeout)
                 .foreign_keys(true)
         });
-        // A pool acquire that waits for a busy pool is a queue, not a fault.
         options.map_sqlx_sqlite_pool_opts(|p| p.acquire_slow_level(LevelFilter::Info));
-        options.map_sqlx_postgres_pool_opts(|p| p.acquire_slow_level(LevelFilter::Info));
-        options.map_sqlx_mysql_pool_opts(|p| p.acquire_slow_level(LevelFilter::Info));
-        options
     }
 
+    /// Without the `sqlite` feature there is no SQLite pool to set up ([`connect`]
+    /// refuses `sqlite:` URLs).
+    #[cfg(not(feature = "sqlite"))]
+    fn sqlite_options(&self, _options: &mut ConnectOptions) {}
+
     /// Connects a pool with these settings.
+    ///
+    /// A URL whose backend this build leaves out (its cargo feature is off) fails with
+    /// [`DbErr::BackendNotSupported`] naming the feature (see the [module](self) docs).
     pub async fn connect(&self) -> Result<DatabaseConnection, DbErr> {
+        refuse_disabled(&self.url, Backend::is_enabled)?;
         Database::connect(self.options()).await
     }
 }
+
+/// `Err` when `url` names a backend for which `enabled` is false: sea-orm would refuse
+/// it too, but without saying which feature brings the driver in.
+fn refuse_disabled(url: &str, enabled: impl Fn(Backend) -> bool) -> Result<(), DbErr> {
+    match Backend::from_url(url) {
+        Some(backend) if !enabled(backend) => Err(DbErr::BackendNotSupported {
+            db: backend.name(),
+            ctx: match backend {
+                Backend::Postgres => DISABLED_POSTGRES,
+                Backend::MySql => DISABLED_MYSQL,
+                Backend::Sqlite => DISABLED_SQLITE,
+            },
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The fix for a backend left out of the build, one per feature (the error holds a
+/// `&'static str`).
+macro_rules! disabled {
+    ($feature:literal) => {
+        concat!(
+            "connecting: this build of outbox-seaorm has no ",
+            $feature,
+            " driver; enable the `",
+            $feature,
+            "` cargo feature (of outbox-seaorm, or of the outbox crate)"
+        )
+    };
+}
+const DISABLED_POSTGRES: &str = disabled!("postgres");
+const DISABLED_MYSQL: &str = disabled!("mysql");
+const DISABLED_SQLITE: &str = disabled!("sqlite");
 
 /// Connects `url` with [`ConnectSettings::new`]: on SQLite WAL, `synchronous=NORMAL`,
 /// a busy timeout and one connection (the application's one writer path); statements
@@ -180,4 +245,56 @@ impl ConnectSettings {
 /// [`ConnectSettings::for_relay`].
 pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
     ConnectSettings::new(url).connect().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_whose_backend_is_left_out_names_the_feature() {
+        let only_postgres = |b: Backend| b == Backend::Postgres;
+        let e = refuse_disabled("sqlite://orders.db?mode=rwc", only_postgres)
+            .expect_err("sqlite is off");
+        assert!(
+            matches!(e, DbErr::BackendNotSupported { db: "sqlite", .. }),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("the `sqlite` cargo feature"), "{e}");
+        let e = refuse_disabled("mysql://root@localhost/test", only_postgres)
+            .expect_err("mysql is off");
+        assert!(e.to_string().contains("the `mysql` cargo feature"), "{e}");
+        assert!(refuse_disabled("postgres://u@localhost/test", only_postgres).is_ok());
+        // Other schemes are sea-orm's to refuse.
+        assert!(refuse_disabled("oracle://h/db", only_postgres).is_ok());
+    }
+
+    /// The real check, in builds that leave a backend out (e.g. `cargo test -p
+    /// outbox-seaorm --no-default-features --features postgres --lib`).
+    #[cfg(not(feature = "sqlite"))]
+    #[tokio::test]
+    async fn connect_refuses_a_compiled_out_backend() {
+        let e = connect("sqlite::memory:")
+            .await
+            .expect_err("no sqlite driver");
+        assert!(e.to_string().contains("the `sqlite` cargo feature"), "{e}");
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    #[tokio::test]
+    async fn connect_refuses_compiled_out_postgres() {
+        let e = connect("postgres://u@127.0.0.1:1/db")
+            .await
+            .expect_err("no postgres driver");
+        assert!(
+            e.to_string().contains("the `postgres` cargo feature"),
+            "{e}"
+        );
+    }
+
+    #[cfg(feature = "sqlite")]
+    #[tokio::test]
+    async fn connect_accepts_an_enabled_backend() {
+        assert!(connect("sqlite::memory:").await.is_ok());
+    }
 }

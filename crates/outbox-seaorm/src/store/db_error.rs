@@ -9,10 +9,15 @@
 //! column only in the message).
 
 use outbox_core::{Misconfiguration, StoreError};
+use sea_orm::DbErr;
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+use sea_orm::RuntimeErr;
+#[cfg(feature = "mysql")]
 use sea_orm::sqlx::mysql::MySqlDatabaseError;
+#[cfg(feature = "postgres")]
 use sea_orm::sqlx::postgres::PgDatabaseError;
+#[cfg(feature = "sqlite")]
 use sea_orm::sqlx::sqlite::SqliteError;
-use sea_orm::{DbErr, RuntimeErr};
 
 /// What an operator does about a missing table, column or schema.
 const RUN_MIGRATIONS: &str = "run the outbox migrations (outbox_seaorm::Migration) on this \
@@ -48,7 +53,9 @@ pub(crate) fn store_error(e: DbErr) -> StoreError {
     }
 }
 
-/// What the database said and the fix, when `e` means misconfiguration.
+/// What the database said and the fix, when `e` means misconfiguration. Each backend's
+/// error type exists only with its driver, hence one check per enabled backend.
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 fn setup_fix(e: &DbErr) -> Option<(String, &'static str)> {
     let (DbErr::Query(RuntimeErr::SqlxError(e))
     | DbErr::Exec(RuntimeErr::SqlxError(e))
@@ -57,19 +64,35 @@ fn setup_fix(e: &DbErr) -> Option<(String, &'static str)> {
         return None;
     };
     let db = e.as_database_error()?;
-    let fix = if let Some(pg) = db.try_downcast_ref::<PgDatabaseError>() {
-        postgres_fix(pg.code())
-    } else if let Some(my) = db.try_downcast_ref::<MySqlDatabaseError>() {
-        mysql_fix(my.number())
-    } else if db.try_downcast_ref::<SqliteError>().is_some() {
-        sqlite_fix(db.code().as_deref(), db.message())
-    } else {
-        None
-    }?;
+    let checks: [Option<&'static str>; 3] = [
+        #[cfg(feature = "postgres")]
+        db.try_downcast_ref::<PgDatabaseError>()
+            .and_then(|pg| postgres_fix(pg.code())),
+        #[cfg(not(feature = "postgres"))]
+        None,
+        #[cfg(feature = "mysql")]
+        db.try_downcast_ref::<MySqlDatabaseError>()
+            .and_then(|my| mysql_fix(my.number())),
+        #[cfg(not(feature = "mysql"))]
+        None,
+        #[cfg(feature = "sqlite")]
+        db.try_downcast_ref::<SqliteError>()
+            .and_then(|_| sqlite_fix(db.code().as_deref(), db.message())),
+        #[cfg(not(feature = "sqlite"))]
+        None,
+    ];
+    let fix = checks.into_iter().flatten().next()?;
     let code = db.code().map(|c| format!(" [{c}]")).unwrap_or_default();
     Some((format!("{}{code}", db.message()), fix))
 }
 
+/// Without a driver no statement ever runs, so no error means misconfiguration.
+#[cfg(not(any(feature = "postgres", feature = "mysql", feature = "sqlite")))]
+fn setup_fix(_e: &DbErr) -> Option<(String, &'static str)> {
+    None
+}
+
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 fn postgres_fix(sqlstate: &str) -> Option<&'static str> {
     if PG_MISSING.contains(&sqlstate) {
         Some(RUN_MIGRATIONS)
@@ -80,6 +103,7 @@ fn postgres_fix(sqlstate: &str) -> Option<&'static str> {
     }
 }
 
+#[cfg_attr(not(feature = "mysql"), allow(dead_code))]
 fn mysql_fix(number: u16) -> Option<&'static str> {
     if MYSQL_MISSING.contains(&number) {
         Some(RUN_MIGRATIONS)
@@ -93,6 +117,7 @@ fn mysql_fix(number: u16) -> Option<&'static str> {
 /// SQLite says "no such table: t", "no such column: c" or "table t has no column named c"
 /// under the generic SQLITE_ERROR; a read-only file or an authorizer refusal have codes
 /// of their own (extended codes keep the primary code in the low byte).
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 fn sqlite_fix(code: Option<&str>, message: &str) -> Option<&'static str> {
     let missing = ["no such table", "no such column", "has no column named"];
     if missing.iter().any(|m| message.contains(m)) {
@@ -149,7 +174,9 @@ mod tests {
 
     #[test]
     fn non_database_errors_stay_retryable() {
-        let e = store_error(DbErr::Conn(RuntimeErr::Internal("pool timed out".into())));
+        let e = store_error(DbErr::Conn(sea_orm::RuntimeErr::Internal(
+            "pool timed out".into(),
+        )));
         assert!(!e.is_fatal(), "{e}");
     }
 }
