@@ -269,32 +269,12 @@ mod tests {
         assert!(refuse_disabled("oracle://h/db", only_postgres).is_ok());
     }
 
-    /// The real check, in builds that leave a backend out (e.g. `cargo test -p
-    /// outbox-seaorm --no-default-features --features postgres --lib`).
-    #[cfg(not(feature = "sqlite"))]
-    #[tokio::test]
-    async fn connect_refuses_a_compiled_out_backend() {
-        let e = connect("sqlite::memory:")
-            .await
-            .expect_err("no sqlite driver");
-        assert!(e.to_string().contains("the `sqlite` cargo feature"), "{e}");
-    }
-
-    #[cfg(not(feature = "postgres"))]
-    #[tokio::test]
-    async fn connect_refuses_compiled_out_postgres() {
-        let e = connect("postgres://u@127.0.0.1:1/db")
-            .await
-            .expect_err("no postgres driver");
-        assert!(
-            e.to_string().contains("the `postgres` cargo feature"),
-            "{e}"
-        );
-    }
-
-    #[cfg(feature = "sqlite")]
+    /// `connect` runs the check with the build's features: an enabled backend passes.
+    /// (The crate's own tests always build every backend: its dev-dependencies enable
+    /// them; the refusal itself is covered above with a chosen feature set.)
     #[tokio::test]
     async fn connect_accepts_an_enabled_backend() {
+        assert!(Backend::Sqlite.is_enabled());
         assert!(connect("sqlite::memory:").await.is_ok());
     }
 }
