@@ -93,6 +93,14 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Cargo features
+//!
+//! One per compression codec: `gzip` (flate2) and `snappy` (snap), pure Rust; `lz4` and
+//! `zstd`, which build C libraries. All four are on by default. Without a codec's
+//! feature, choosing it makes [`KafkaPublisherBuilder::build`] fail with
+//! [`ConfigError::CompressionNotEnabled`] naming the feature. The publisher only writes
+//! record batches and never decodes one, so no read path depends on the codecs.
+//!
 //! # Built on rskafka's protocol layer
 //!
 //! rskafka 0.6 has no idempotent producer in its public API. This crate uses its

@@ -178,6 +178,16 @@
 //!   timestamps are text, the minimum is taken over `julianday(created_at)`, which reads
 //!   every SQLite date format; a value it cannot parse is skipped.
 //!
+//! # Cargo features
+//!
+//! One per backend: `postgres`, `mysql`, `sqlite`, all three by default. A service turns
+//! off the others (`default-features = false, features = ["postgres"]`, or the `outbox`
+//! facade, which enables no backend unless named) and compiles no other driver: no SQLite
+//! C library, no MySQL protocol. The SQL of every backend (DDL, statements) is always
+//! compiled; only the drivers and what needs them (SQLite pragmas, per-backend pool
+//! options, recognising a driver's error codes) are switched. [`connect()`] refuses a URL
+//! whose backend is off with `DbErr::BackendNotSupported` naming the feature.
+//!
 //! # Connecting, and SQLite
 //!
 //! Connect with [`connect()`] (the application's pool) and

@@ -18,15 +18,15 @@
 //!
 //! | feature | default | brings |
 //! |---|---|---|
-//! | `kafka` | yes | [`kafka`]: the Kafka publisher (acks=all, idempotent) |
+//! | `kafka` | yes | `outbox::kafka`: the Kafka publisher (acks=all, idempotent) |
 //! | `gzip`, `snappy` | yes | Kafka batch compression, pure Rust (each implies `kafka`) |
 //! | `lz4`, `zstd` | no | Kafka batch compression that builds C libraries (each implies `kafka`) |
-//! | `postgres`, `mysql`, `sqlite` | no | the database driver for [`seaorm`] (each implies `seaorm`); `sqlite` builds the SQLite C library |
-//! | `seaorm` | no | [`seaorm`]: writer, store, migrations, inbox, and sea-orm itself; no driver without a backend feature |
-//! | `notify-postgres`, `notify-redis` | no | [`notify`]: wake relays in other processes over LISTEN/NOTIFY or Redis pub/sub |
-//! | `prometheus` | no | [`metrics::prometheus`](crate::metrics): an exporter for the relay's instruments |
+//! | `postgres`, `mysql`, `sqlite` | no | the database driver for `outbox::seaorm` (each implies `seaorm`); `sqlite` builds the SQLite C library |
+//! | `seaorm` | no | `outbox::seaorm`: writer, store, migrations, inbox, and sea-orm itself; no driver without a backend feature |
+//! | `notify-postgres`, `notify-redis` | no | `outbox::notify`: wake relays in other processes over LISTEN/NOTIFY or Redis pub/sub |
+//! | `prometheus` | no | `outbox::metrics::prometheus`: an exporter for the relay's instruments |
 //! | `json` | no | `serde_json` helpers on the message builder |
-//! | `testing` | no | in-memory store, publisher and notification bus (`testing`, `notify::testing`) |
+//! | `testing` | no | in-memory store, publisher and notification bus (`outbox::testing`, `outbox::notify::testing`) |
 //!
 //! Like sqlx, no database backend is on by default: a PostgreSQL service compiles no
 //! SQLite or MySQL code. Connecting a URL whose backend is off, or choosing a
@@ -37,9 +37,9 @@
 //! | path | from |
 //! |---|---|
 //! | `outbox::*` ([`OutboxMessage`], [`OutboxSchema`], [`RelayOptions`], [`Publisher`], [`OutboxStore`], ...) and its modules ([`driver`], [`options`], [`park`], ...) | `outbox-core` |
-//! | [`outbox::kafka`](kafka) | `outbox-kafka` |
-//! | [`outbox::seaorm`](seaorm) (with [`sea_orm`](seaorm::sea_orm) and [`sea_orm_migration`](seaorm::sea_orm_migration)) | `outbox-seaorm` |
-//! | [`outbox::notify`](notify) | `outbox-notify` |
+//! | `outbox::kafka` | `outbox-kafka` |
+//! | `outbox::seaorm` (with `outbox::seaorm::sea_orm` and `outbox::seaorm::sea_orm_migration`) | `outbox-seaorm` |
+//! | `outbox::notify` | `outbox-notify` |
 //! | [`outbox::prelude`](prelude) | the types and traits a service names most |
 //!
 //! # Example
@@ -95,8 +95,8 @@ pub mod kafka {
     pub use outbox_kafka::*;
 }
 
-/// The sea-orm integration (`outbox-seaorm`): the writer ([`Outbox`](seaorm::Outbox)),
-/// the relay's store ([`SeaOrmStore`](seaorm::SeaOrmStore)), migrations, the inbox, and
+/// The sea-orm integration (`outbox-seaorm`): the writer ([`Outbox`]), the relay's
+/// store ([`SeaOrmStore`]), migrations, the inbox, and
 /// the sea-orm crates it is built on (feature `seaorm`, implied by `postgres`, `mysql`
 /// and `sqlite`).
 #[cfg(feature = "seaorm")]
