@@ -148,6 +148,7 @@ pub mod store;
 pub mod time;
 pub mod validate;
 pub mod wire_size;
+pub mod writer;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -177,4 +178,5 @@ pub use store::{
     Acquired, LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities,
 };
 pub use time::{Monotonic, Now, Timestamp};
+pub use writer::BindWriter;
 pub use uuid::Uuid;
