@@ -312,7 +312,7 @@ mod transaction;
 pub use backend::{Backend, UnsupportedBackend};
 pub use connect::{ConnectSettings, connect};
 pub use ddl_migration::DdlMigration;
-pub use enqueue::{EnqueueTarget, Enqueued, Hook, Outbox, insert_rows};
+pub use enqueue::{EnqueueTarget, Enqueued, Hook, NotifyAfterCommit, Outbox, insert_rows};
 pub use error::EnqueueError;
 pub use inbox::{
     ConsumerNameError, DEFAULT_INBOX_TABLE, INBOX_MIGRATION_NAME, Inbox, InboxError,
