@@ -178,5 +178,5 @@ pub use store::{
     Acquired, LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities,
 };
 pub use time::{Monotonic, Now, Timestamp};
-pub use writer::BindWriter;
 pub use uuid::Uuid;
+pub use writer::BindWriter;

@@ -82,7 +82,13 @@ async fn states_move_starting_ready_stopping_stopped() {
 
     // A publish held in flight: the stop has to wait for it, in `Stopping`.
     relay.outbox().enqueue(row(2, 0));
-    assert!(wait_for(|| publisher.started.load(Ordering::SeqCst) == 1, Duration::from_secs(1)).await);
+    assert!(
+        wait_for(
+            || publisher.started.load(Ordering::SeqCst) == 1,
+            Duration::from_secs(1)
+        )
+        .await
+    );
     let mut states = relay.subscribe();
     relay.shutdown();
     tokio::time::timeout(
@@ -99,7 +105,11 @@ async fn states_move_starting_ready_stopping_stopped() {
     publisher.gate.add_permits(100);
     relay.join().await.unwrap();
     assert!(matches!(*states.borrow(), RelayState::Stopped));
-    assert_eq!(publisher.inner.records().len(), 1, "the in-flight work finished");
+    assert_eq!(
+        publisher.inner.records().len(),
+        1,
+        "the in-flight work finished"
+    );
     assert_eq!(store.pending_count(), 0);
 }
 
@@ -121,7 +131,9 @@ async fn a_fatal_error_is_the_failed_state_and_ends_stop_on() {
     .expect("stop_on returned once the relay failed");
     assert!(matches!(
         result,
-        Err(RelayError::Misconfigured(Misconfiguration::BucketOutOfRange { bucket: 12, .. }))
+        Err(RelayError::Misconfigured(
+            Misconfiguration::BucketOutOfRange { bucket: 12, .. }
+        ))
     ));
     match &*states.borrow() {
         RelayState::Failed(error) => assert!(matches!(
@@ -221,7 +233,11 @@ async fn drained_resolves_once_nothing_is_pending_and_ignores_parked_rows() {
         .options(options)
         .spawn()
         .unwrap();
-    assert_eq!(store.pending_count(), 25, "nothing published before the wait");
+    assert_eq!(
+        store.pending_count(),
+        25,
+        "nothing published before the wait"
+    );
     tokio::time::timeout(Duration::from_secs(30), relay.drained())
         .await
         .unwrap()
@@ -244,7 +260,10 @@ async fn drained_fails_when_the_relay_stops_with_rows_pending() {
         10_000,
     ));
     store.enqueue(row(1, 0));
-    let options = RelayOptions::builder().max_publish_attempts(None).build().unwrap();
+    let options = RelayOptions::builder()
+        .max_publish_attempts(None)
+        .build()
+        .unwrap();
     let relay = Relay::builder(store.clone(), publisher)
         .options(options)
         .spawn()
@@ -310,10 +329,18 @@ async fn companions_get_the_notifier_and_end_with_the_relay() {
         wait_for(|| publisher.records().len() == 1, Duration::from_secs(3)).await,
         "the companion's hint woke the relay before its poll"
     );
-    assert_eq!(Arc::strong_count(&alive), 2, "the companion runs beside the relay");
+    assert_eq!(
+        Arc::strong_count(&alive),
+        2,
+        "the companion runs beside the relay"
+    );
     relay.stop(Duration::from_secs(5)).await.unwrap();
     tokio::task::yield_now().await;
-    assert_eq!(Arc::strong_count(&alive), 1, "and is aborted once it stopped");
+    assert_eq!(
+        Arc::strong_count(&alive),
+        1,
+        "and is aborted once it stopped"
+    );
 }
 
 #[tokio::test(start_paused = true)]

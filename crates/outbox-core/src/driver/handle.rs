@@ -12,13 +12,13 @@ use tracing::{Instrument, info, info_span};
 
 use super::RelayError;
 use super::builder::{CompanionContext, Companions};
-use super::state::{self, BacklogProbe, RelayState, WaitError, backlog_probe};
-use crate::notifier::CommitNotifier;
 use super::clock::Clock;
 use super::local_notifier::LocalNotifier;
 use super::run_loop::Driver;
 use super::sampler::sample_backlog;
+use super::state::{self, BacklogProbe, RelayState, WaitError, backlog_probe};
 use crate::metrics::RelayMetrics;
+use crate::notifier::CommitNotifier;
 use crate::options::RelayOptions;
 use crate::publisher::Publisher;
 use crate::relay::RelayMachine;

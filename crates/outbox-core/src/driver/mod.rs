@@ -67,7 +67,9 @@ pub enum RelayError {
     /// ([`BindWriter::writer_schema`](crate::BindWriter::writer_schema)): rows bucketed
     /// with one bucket count and read with another would never be published. Omit the
     /// options' schema (leave `.options` out, or build them with the store's schema).
-    #[error("the relay options' schema differs from the store's schema; give both the same OutboxSchema")]
+    #[error(
+        "the relay options' schema differs from the store's schema; give both the same OutboxSchema"
+    )]
     SchemaMismatch,
     /// The relay task panicked (a bug); nothing was deleted past the panic.
     #[error("the relay task panicked: {0}")]
