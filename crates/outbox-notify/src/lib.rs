@@ -88,6 +88,6 @@ pub use builder::TransportBuilder;
 pub use channel::{ChannelError, ChannelName, MAX_CHANNEL_LEN};
 #[cfg(any(feature = "postgres", feature = "redis"))]
 pub use config::ConfigError;
-pub use register::spawn_relay_with_transport;
+pub use register::{RelayBuilderExt, spawn_relay_with_transport};
 pub use transport::{NotificationTransport, TransportError};
 pub use workers::{NoRuntime, Workers, spawn_workers};
