@@ -351,3 +351,36 @@ async fn spawn_still_works_and_its_handle_has_no_writer() {
     relay.ready().await.unwrap();
     relay.stop(Duration::from_secs(5)).await.unwrap();
 }
+
+/// A publisher whose publish panics: a bug in the relay's task.
+#[derive(Clone)]
+struct Panicking;
+
+impl Publisher for Panicking {
+    async fn publish(&self, _batch: &[OutboxMessage]) -> PublishOutcome {
+        panic!("publisher bug");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_relay_task_is_the_failed_state() {
+    let store = MemoryStore::new();
+    store.enqueue(row(1, 0));
+    let relay = Relay::builder(store.clone(), Panicking)
+        .options(options())
+        .spawn()
+        .unwrap();
+    let states = relay.subscribe();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        relay.stop_on(std::future::pending(), Duration::from_secs(5)),
+    )
+    .await
+    .expect("stop_on returned once the task panicked");
+    assert!(matches!(result, Err(RelayError::Panicked(_))), "{result:?}");
+    match &*states.borrow() {
+        RelayState::Failed(error) => assert!(matches!(**error, RelayError::Panicked(_))),
+        other => panic!("expected Failed, got {other:?}"),
+    };
+    assert_eq!(store.pending_count(), 1, "nothing was deleted");
+}

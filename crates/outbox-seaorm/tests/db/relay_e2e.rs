@@ -229,4 +229,35 @@ async fn wait_published(publisher: &MemoryPublisher, n: usize) {
 }
 
 on_each_database!(relay_end_to_end => super::relay_publishes_and_deletes);
+/// Without `.options`, the builder's relay reads with the store's schema: a row in bucket
+/// 12 of 16 is published (with the default 8 buckets it would stop the relay as
+/// misconfigured).
+async fn builder_without_options_adopts_the_store_schema(tdb: Arc<TestDb>) {
+    let tables = tdb.fresh_tables().await;
+    let schema = OutboxSchema::builder()
+        .tables(tables.clone())
+        .bucket_count(16)
+        .build()
+        .unwrap();
+    let store = SeaOrmStore::new(tdb.db.clone(), schema).unwrap();
+    let publisher = MemoryPublisher::new();
+    let relay = Relay::builder(store, publisher.clone()).spawn().unwrap();
+    let done = relay
+        .outbox()
+        .enqueue(
+            &tdb.db,
+            OutboxMessage::builder("orders").partition(12).value("{}"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.buckets(), &[12]);
+    tokio::time::timeout(Duration::from_secs(20), relay.drained())
+        .await
+        .expect("drained in time")
+        .unwrap();
+    assert_eq!(publisher.records().len(), 1);
+    relay.stop(Duration::from_secs(5)).await.unwrap();
+}
+
 on_each_database!(builder_writer => super::builder_writer_is_bound);
+on_each_database!(builder_default_options => super::builder_without_options_adopts_the_store_schema);
