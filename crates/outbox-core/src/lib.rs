@@ -24,8 +24,29 @@
 //! | [`park`] | setting aside rows that can never be published, the hold-key rule, requeue and discard |
 //! | [`error`] | retryable versus fatal errors |
 //! | [`relay`] | [`RelayMachine`]: every relay decision as a pure state machine |
-//! | `driver` (feature `runtime`, default) | `Relay::spawn`: the thin tokio shell, and the local commit notifier |
+//! | [`writer`] | [`BindWriter`]: a store that hands out its writer bound to the relay's notifier |
+//! | `driver` (feature `runtime`, default) | `Relay::builder(store, publisher).spawn()`: the thin tokio shell, its awaitable state (`ready`, `drained`, `stop_on`), and the local commit notifier |
 //! | `testing` (feature) | in-memory store and publisher, and the reusable store contract suite |
+//!
+//! # Starting a relay
+//!
+//! ```no_run
+//! # #[cfg(all(feature = "runtime", feature = "testing"))]
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use outbox_core::driver::Relay;
+//! use outbox_core::testing::{MemoryPublisher, MemoryStore};
+//!
+//! // With a real store (`outbox_seaorm::SeaOrmStore`) and publisher
+//! // (`outbox_kafka::KafkaPublisher`) the calls are the same.
+//! let relay = Relay::builder(MemoryStore::new(), MemoryPublisher::new()).spawn()?;
+//! let writer = relay.outbox().clone(); // the store's writer, bound to this relay
+//! relay.ready().await?;
+//! relay
+//!     .stop_on(async { let _ = tokio::signal::ctrl_c().await; }, Duration::from_secs(10))
+//!     .await?;
+//! # Ok(()) }
+//! ```
 //!
 //! # The relay state machine
 //!
@@ -148,6 +169,7 @@ pub mod store;
 pub mod time;
 pub mod validate;
 pub mod wire_size;
+pub mod writer;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -178,3 +200,4 @@ pub use store::{
 };
 pub use time::{Monotonic, Now, Timestamp};
 pub use uuid::Uuid;
+pub use writer::BindWriter;

@@ -13,8 +13,8 @@
 //! received id until its future is dropped. Both are cancel-safe; no callback runs after
 //! `listen` has returned or been dropped.
 //!
-//! **The workers** ([`spawn_workers`], or [`spawn_relay_with_transport`] for relay and
-//! workers in one call): a sender drains the notifier's coalescing buffer (commit
+//! **The workers** ([`spawn_workers`], or [`RelayBuilderExt::transport`] /
+//! [`spawn_relay_with_transport`] for relay and workers in one call): a sender drains the notifier's coalescing buffer (commit
 //! callbacks only set bits: no allocation, no I/O, no await; a burst of commits to a
 //! bucket becomes one id, with no debounce delay) and a listener hands received ids to
 //! the notifier, which wakes the relay only for buckets it may own and never broadcasts
@@ -36,7 +36,8 @@
 //! ```no_run
 //! use std::time::Duration;
 //! use outbox_core::{CommitNotifier, OutboxSchema, OutboxStore, Publisher, RelayOptions};
-//! use outbox_notify::{ChannelName, spawn_relay_with_transport};
+//! use outbox_core::driver::Relay;
+//! use outbox_notify::{ChannelName, RelayBuilderExt as _};
 //! use outbox_notify::postgres::PostgresTransport;
 //!
 //! async fn run(store: impl OutboxStore, publisher: impl Publisher)
@@ -47,7 +48,12 @@
 //!     let channel = ChannelName::for_outbox("outbox_messages", "prod")?;
 //!     let transport =
 //!         PostgresTransport::builder(channel, "postgres://app@db.internal:5432/orders").build()?;
-//!     let relay = spawn_relay_with_transport(store, publisher, options, transport)?;
+//!     // `.spawn()` instead for a store with a bound writer (`handle.outbox()`), such as
+//!     // `outbox_seaorm::SeaOrmStore`: its commits are broadcast too.
+//!     let relay = Relay::builder(store, publisher)
+//!         .options(options)
+//!         .transport(transport)
+//!         .spawn_unbound()?;
 //!
 //!     // Writers: after each successful commit, name the buckets of the rows it inserted
 //!     // (or call `notify_committed()` when they are not known).
@@ -88,6 +94,6 @@ pub use builder::TransportBuilder;
 pub use channel::{ChannelError, ChannelName, MAX_CHANNEL_LEN};
 #[cfg(any(feature = "postgres", feature = "redis"))]
 pub use config::ConfigError;
-pub use register::spawn_relay_with_transport;
+pub use register::{RelayBuilderExt, spawn_relay_with_transport};
 pub use transport::{NotificationTransport, TransportError};
 pub use workers::{NoRuntime, Workers, spawn_workers};

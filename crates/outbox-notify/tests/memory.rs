@@ -205,3 +205,67 @@ fn spawning_workers_needs_a_runtime() {
         Err(outbox_core::driver::RelayError::NoRuntime)
     ));
 }
+
+/// `Relay::builder(..).transport(t).spawn()`: the transport is attached as a companion,
+/// and a commit through relay A's bound writer (`outbox()`) to a bucket relay B owns
+/// wakes B through the bus long before B's poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_builder_attaches_a_transport_and_its_writer_broadcasts() {
+    use outbox_core::driver::Relay;
+    use outbox_notify::RelayBuilderExt as _;
+
+    let bus = MemoryBus::new();
+    let store = MemoryStore::new();
+    let (published_a, published_b) = (MemoryPublisher::new(), MemoryPublisher::new());
+    let id = outbox_core::Uuid::now_v7().simple().to_string();
+    let a = Relay::builder(store.clone(), published_a.clone())
+        .options(options(&format!("a-{id}"), LONG_POLL))
+        .transport(bus.transport())
+        .spawn()
+        .unwrap();
+    let b = Relay::builder(store.clone(), published_b.clone())
+        .options(options(&format!("b-{id}"), LONG_POLL))
+        .transport(bus.transport())
+        .spawn()
+        .unwrap();
+    let owned = |relay: &str| -> Vec<i32> {
+        store
+            .leases()
+            .into_iter()
+            .filter(|(_, owner, _)| owner.as_deref() == Some(relay))
+            .map(|(bucket, _, _)| bucket)
+            .collect()
+    };
+    let split = wait_until(Duration::from_secs(30), || {
+        owned(a.relay_id()).len() == 4 && owned(b.relay_id()).len() == 4
+    })
+    .await;
+    assert!(split, "the relays did not split the buckets");
+    assert_eq!(bus.subscriptions(), 2, "both relays' listeners run");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let started = Instant::now();
+    let bucket = owned(b.relay_id())[0];
+
+    // Control: committed without a hint, B does not find the row before its poll.
+    store.enqueue(row(bucket, 0));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(published_b.records().is_empty(), "found without a hint");
+
+    // Through A's bound writer: A does not own the bucket, only the broadcast wakes B.
+    a.outbox().enqueue(row(bucket, 0));
+    assert!(
+        wait_until(Duration::from_secs(10), || published_b.records().len() == 2).await,
+        "B was not woken by the commit in A"
+    );
+    assert!(
+        started.elapsed() < LONG_POLL,
+        "polling may have found the rows"
+    );
+    assert!(published_a.records().is_empty());
+    a.stop(Duration::from_secs(5)).await.unwrap();
+    b.stop(Duration::from_secs(5)).await.unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || bus.subscriptions() == 0).await,
+        "stopping the relays stopped their listeners"
+    );
+}

@@ -4,7 +4,10 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
-use outbox_core::{CommitNotifier, EnqueueConfig, MessageBuilder, NoopNotifier, OutboxMessage};
+use outbox_core::{
+    BindWriter, CommitNotifier, EnqueueConfig, MessageBuilder, NoopNotifier, OutboxMessage,
+    OutboxSchema,
+};
 use sea_orm::{
     ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
     SqliteTransactionMode, TransactionOptions, TransactionTrait, Value,
@@ -14,6 +17,7 @@ use sea_query::{Expr, Query};
 use crate::backend::Backend;
 use crate::entity::message::{self, timestamp_to_datetime};
 use crate::error::EnqueueError;
+use crate::store::SeaOrmStore;
 use crate::tables::{OutboxTables, SqlNames};
 use crate::transaction::OutboxTransaction;
 
@@ -30,7 +34,7 @@ const ROWS_PER_INSERT: usize = 100;
 /// |---|---|---|
 /// | [`OutboxTransaction`] (from [`begin`](Self::begin) / [`transaction`](Self::transaction)) | with the transaction | after a successful commit, with the buckets of every row enqueued in it |
 /// | [`DatabaseConnection`] (no explicit transaction) | at once | right after the insert succeeded |
-/// | a plain [`DatabaseTransaction`] | with the transaction | not at all: it finds the rows by polling, or call [`notify`](Self::notify) after your commit |
+/// | a plain [`DatabaseTransaction`] | with the transaction | not by the commit: `enqueue` returns a `#[must_use]` [`NotifyAfterCommit`]; pass it to [`notify`](Self::notify) after your commit (else the relay's next poll finds the rows) |
 ///
 /// A rollback, a failed commit or a transaction dropped without commit wakes nothing.
 /// Nobody waits for Kafka: a notification only records a hint and returns.
@@ -112,11 +116,15 @@ impl Outbox {
 
     /// Validates `message` with this outbox's settings (computing its bucket) and inserts
     /// it through `target`. See the type docs for when the relay is woken.
+    ///
+    /// Through a plain [`DatabaseTransaction`] it returns a [`NotifyAfterCommit`]
+    /// (`#[must_use]`): that transaction cannot tell anyone about its commit, so pass the
+    /// receipt to [`notify`](Self::notify) once it committed.
     pub async fn enqueue<T: EnqueueTarget>(
         &self,
         target: &T,
         message: MessageBuilder,
-    ) -> Result<Enqueued, EnqueueError> {
+    ) -> Result<T::Receipt, EnqueueError> {
         self.enqueue_all(target, [message]).await
     }
 
@@ -126,7 +134,12 @@ impl Outbox {
     ///
     /// Through a plain [`DatabaseConnection`], more than one statement's worth of rows
     /// (over 100) is wrapped in a transaction of its own so that all or none commit.
-    pub async fn enqueue_all<T, I>(&self, target: &T, messages: I) -> Result<Enqueued, EnqueueError>
+    /// Through a plain [`DatabaseTransaction`] the receipt is a [`NotifyAfterCommit`].
+    pub async fn enqueue_all<T, I>(
+        &self,
+        target: &T,
+        messages: I,
+    ) -> Result<T::Receipt, EnqueueError>
     where
         T: EnqueueTarget,
         I: IntoIterator<Item = MessageBuilder>,
@@ -140,7 +153,7 @@ impl Outbox {
             })
             .collect::<Result<Vec<_>, _>>()?;
         if rows.is_empty() {
-            return Ok(Enqueued::default());
+            return Ok(T::receipt(Enqueued::default()));
         }
         let done = Enqueued::of(&rows);
         match target.hook() {
@@ -160,11 +173,12 @@ impl Outbox {
             }
             Hook::None => insert_rows(target, self.tables(), &rows).await?,
         }
-        Ok(done)
+        Ok(T::receipt(done))
     }
 
     /// Wakes the notifier for rows you committed yourself (enqueued through a plain
-    /// [`DatabaseTransaction`]). Call it only after the commit succeeded.
+    /// [`DatabaseTransaction`]: pass the [`NotifyAfterCommit`] it returned, which derefs
+    /// to [`Enqueued`]). Call it only after the commit succeeded.
     pub fn notify(&self, enqueued: &Enqueued) {
         if !enqueued.is_empty() {
             self.notifier.notify_buckets(&enqueued.buckets);
@@ -290,9 +304,41 @@ mod sealed {
 /// [`OutboxTransaction`] (notifies after commit) or a plain [`DatabaseTransaction`] (no
 /// notification). Sealed: the commit semantics of each are part of the contract.
 pub trait EnqueueTarget: ConnectionTrait + Send + Sync + sealed::Sealed {
+    /// What an enqueue through this target returns: [`Enqueued`], or for a plain
+    /// [`DatabaseTransaction`] the `#[must_use]` [`NotifyAfterCommit`].
+    type Receipt: Send;
+
     /// How the target commits. An implementation detail.
     #[doc(hidden)]
     fn hook(&self) -> Hook<'_>;
+
+    /// Wraps what was written. An implementation detail.
+    #[doc(hidden)]
+    fn receipt(enqueued: Enqueued) -> Self::Receipt;
+}
+
+/// Rows enqueued through a plain [`DatabaseTransaction`], which has no commit hook: the
+/// local relay is not woken when it commits. After your `commit()` succeeded, pass this
+/// to [`Outbox::notify`] (it derefs to [`Enqueued`]); otherwise the relay finds the rows
+/// only at its next poll. To have it done for you, begin the transaction with
+/// [`Outbox::begin`] or [`Outbox::transaction`] instead.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use = "a plain DatabaseTransaction does not wake the relay when it commits: after the commit, call `outbox.notify(&receipt)` (or begin the transaction with `Outbox::begin`)"]
+pub struct NotifyAfterCommit(Enqueued);
+
+impl NotifyAfterCommit {
+    /// What was written, for [`Outbox::notify`].
+    pub fn into_enqueued(self) -> Enqueued {
+        self.0
+    }
+}
+
+impl std::ops::Deref for NotifyAfterCommit {
+    type Target = Enqueued;
+
+    fn deref(&self) -> &Enqueued {
+        &self.0
+    }
 }
 
 /// How an [`EnqueueTarget`] commits. An implementation detail.
@@ -308,19 +354,51 @@ pub enum Hook<'a> {
 }
 
 impl EnqueueTarget for DatabaseConnection {
+    type Receipt = Enqueued;
+
     fn hook(&self) -> Hook<'_> {
         Hook::Autocommit(self)
+    }
+
+    fn receipt(enqueued: Enqueued) -> Enqueued {
+        enqueued
     }
 }
 
 impl EnqueueTarget for DatabaseTransaction {
+    type Receipt = NotifyAfterCommit;
+
     fn hook(&self) -> Hook<'_> {
         Hook::None
+    }
+
+    fn receipt(enqueued: Enqueued) -> NotifyAfterCommit {
+        NotifyAfterCommit(enqueued)
     }
 }
 
 impl EnqueueTarget for OutboxTransaction {
+    type Receipt = Enqueued;
+
     fn hook(&self) -> Hook<'_> {
         Hook::OnCommit(self)
+    }
+
+    fn receipt(enqueued: Enqueued) -> Enqueued {
+        enqueued
+    }
+}
+
+impl BindWriter for SeaOrmStore {
+    type Writer = Outbox;
+
+    /// The store's schema: the writer buckets rows with the bucket count the relay reads.
+    fn writer_schema(&self) -> Option<&OutboxSchema> {
+        Some(self.schema())
+    }
+
+    /// An [`Outbox`] on the store's schema that wakes `notifier` after each commit.
+    fn bind_writer(&self, notifier: Arc<dyn CommitNotifier>) -> Outbox {
+        Outbox::new(self.schema().clone()).with_notifier(notifier)
     }
 }

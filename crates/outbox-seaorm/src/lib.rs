@@ -9,7 +9,8 @@
 //! | [`OutboxTables`], [`SqlNames`] | custom schema and table names (part of `outbox_core::OutboxSchema`), validated and always quoted |
 //! | [`Outbox`] | the writer: validates, buckets and inserts messages in your transaction |
 //! | [`OutboxTransaction`] | a transaction that wakes the local relay after it commits |
-//! | [`SeaOrmStore`] | the `OutboxStore` the relay runs on: leases, heartbeats, batches, metrics, parking; and `ParkedRows`, the operator's list / show / requeue / discard |
+//! | [`NotifyAfterCommit`] | what an enqueue through a plain `DatabaseTransaction` returns: notify after your commit |
+//! | [`SeaOrmStore`] | the `OutboxStore` the relay runs on: leases, heartbeats, batches, metrics, parking; and `ParkedRows`, the operator's list / show / requeue / discard. Its writer (`BindWriter`) is an [`Outbox`] on its schema, handed out bound by `Relay::builder(store, ..).spawn()` as `handle.outbox()` |
 //! | [`connect()`], [`ConnectSettings`] | pools set up for the outbox: SQLite in WAL mode with one writer path, the relay's pool sized for its lanes, quiet sqlx logging |
 //! | [`ddl`] | the schema as plain SQL per backend (also checked in under `migrations/`) |
 //! | [`Inbox`] | consumer side: runs a handler once per `(consumer, message id)`, in the consumer's transaction |
@@ -26,7 +27,7 @@
 //!
 //! use outbox_core::driver::Relay;
 //! use outbox_core::{OutboxMessage, OutboxSchema, Publisher, RelayOptions};
-//! use outbox_seaorm::{EnqueueError, Outbox, SeaOrmStore};
+//! use outbox_seaorm::{EnqueueError, SeaOrmStore};
 //! use sea_orm::{ConnectionTrait, Database, Statement};
 //! use sea_orm_migration::{MigrationTrait, MigratorTrait};
 //!
@@ -45,14 +46,14 @@
 //! let db = Database::connect("postgres://app@localhost/app").await?;
 //! Migrator::up(&db, None).await?;
 //!
-//! // The relay: one per process. Writers and relays share one schema: the table
-//! // names, the bucket count and the message-id header.
+//! // The relay: one per process. Writers and relays share one schema (the table names,
+//! // the bucket count and the message-id header), given once, to the store.
 //! let schema = OutboxSchema::builder().bucket_count(8).build()?;
-//! let options = RelayOptions::builder().schema(schema.clone()).build()?;
 //! let store = SeaOrmStore::new(db.clone(), schema.clone())?;
-//! let outbox = Outbox::new(schema);
-//! let relay = Relay::spawn(store, publisher, options)?;
-//! let outbox = outbox.with_notifier(relay.notifier());
+//! let options = RelayOptions::builder().schema(schema).build()?; // or leave `.options` out
+//! let relay = Relay::builder(store, publisher).options(options).spawn()?;
+//! // The writer, on the store's schema and already bound to the relay's notifier.
+//! let outbox = relay.outbox().clone();
 //!
 //! // A business change and its message, atomically. The relay is woken only after
 //! // the commit succeeded; a rollback publishes nothing.
@@ -72,20 +73,28 @@
 //! .await?;
 //! txn.commit().await?;
 //!
-//! // The same with a closure, in the style of `TransactionTrait::transaction`.
+//! // The same with a closure, in the style of `TransactionTrait::transaction`: `?` works
+//! // on sea-orm calls and on enqueue alike (`EnqueueError` converts from `DbErr`; an
+//! // error type of your own needs `From<DbErr>` and `From<EnqueueError>`).
 //! outbox
 //!     .transaction::<_, (), EnqueueError>(&db, |txn| {
 //!         Box::pin(async move {
-//!             txn.enqueue(OutboxMessage::builder("orders").key("order-8").value("{}"))
+//!             txn.execute_unprepared("UPDATE orders SET total = 0 WHERE id = 7").await?;
+//!             txn.enqueue(OutboxMessage::builder("orders").key("order-7").value("{}"))
 //!                 .await?;
 //!             Ok(())
 //!         })
 //!     })
 //!     .await?;
 //!
+//! // On shutdown (or `relay.stop_on(ctrl_c, grace)`): finish the in-flight work, hand
+//! // the leases back.
 //! relay.stop(Duration::from_secs(10)).await?;
 //! # Ok(()) }
 //! ```
+//!
+//! `examples/quickstart.rs` is the same as a whole service: connect, migrate, relay,
+//! one transaction, graceful stop on Ctrl-C.
 //!
 //! `OutboxTransaction` implements `ConnectionTrait`, so entities and `ActiveModel`s take
 //! `&txn` like any transaction. Keys and values arrive serialized; the relay forwards the
@@ -97,10 +106,29 @@
 //! it collects the distinct buckets of every row enqueued in it and hands them to the
 //! notifier after a successful commit. A rollback, a failed commit or a transaction
 //! dropped without commit notifies nobody. Enqueueing on a plain `DatabaseConnection`
-//! (implicit commit) notifies right after the insert. Rows written through a plain
-//! `DatabaseTransaction`, by other processes or by other languages are found by the
-//! relay's polling (every `poll_interval`, one second by default); after committing a
-//! plain transaction yourself, [`Outbox::notify`] wakes the relay at once.
+//! (implicit commit) notifies right after the insert. Rows written by other processes
+//! or by other languages are found by the relay's polling (every `poll_interval`, one
+//! second by default).
+//!
+//! A plain sea-orm transaction (`db.begin()`, a `&DatabaseTransaction`) cannot tell
+//! anyone that it committed, so enqueueing through it returns a `#[must_use]`
+//! [`NotifyAfterCommit`] instead of [`Enqueued`]: dropping it warns at compile time.
+//! Hand it to [`Outbox::notify`] once your commit succeeded (else the relay finds the
+//! rows at its next poll):
+//!
+//! ```no_run
+//! # async fn demo(db: &sea_orm::DatabaseConnection, outbox: &outbox_seaorm::Outbox) -> Result<(), Box<dyn std::error::Error>> {
+//! use outbox_core::OutboxMessage;
+//! use sea_orm::TransactionTrait;
+//!
+//! let txn = db.begin().await?;
+//! let receipt = outbox
+//!     .enqueue(&txn, OutboxMessage::builder("orders").key("order-9").value("{}"))
+//!     .await?;
+//! txn.commit().await?;
+//! outbox.notify(&receipt); // only after the commit succeeded
+//! # Ok(()) }
+//! ```
 //!
 //! # Custom schema and table names
 //!
@@ -322,7 +350,7 @@ mod transaction;
 pub use backend::{Backend, UnsupportedBackend};
 pub use connect::{ConnectSettings, connect};
 pub use ddl_migration::DdlMigration;
-pub use enqueue::{EnqueueTarget, Enqueued, Hook, Outbox, insert_rows};
+pub use enqueue::{EnqueueTarget, Enqueued, Hook, NotifyAfterCommit, Outbox, insert_rows};
 pub use error::EnqueueError;
 pub use inbox::{
     ConsumerNameError, DEFAULT_INBOX_TABLE, INBOX_MIGRATION_NAME, Inbox, InboxError,

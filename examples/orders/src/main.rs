@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use outbox_core::driver::Relay;
-use outbox_core::{CommitNotifier, OutboxSchema, RelayOptions};
+use outbox_core::{OutboxSchema, RelayOptions};
 use outbox_kafka::KafkaPublisher;
 use outbox_seaorm::{ConnectSettings, MessageIdHeader, Outbox, SeaOrmStore};
 use rskafka::client::ClientBuilder;
@@ -128,9 +128,12 @@ async fn main() -> anyhow::Result<()> {
         .client_id("orders-demo-relay")
         .schema(&schema)
         .build()?;
-    let relay = Relay::spawn(store, publisher, options.clone())?;
-    let notifier: Arc<dyn CommitNotifier> = relay.notifier();
-    let outbox = Outbox::new(schema.clone()).with_notifier(notifier);
+    // One call starts the relay; its handle carries the writer, already bound to the
+    // relay's notifier and on the store's schema, so each commit wakes the relay.
+    let relay = Relay::builder(store, publisher)
+        .options(options.clone())
+        .spawn()?;
+    let outbox: Outbox = relay.outbox().clone();
     println!("relay      {}", relay.relay_id());
     // The operator's handle on parked rows (what `outbox-relay parked` uses).
     let operator = SeaOrmStore::new(outbox_seaorm::connect(&url).await?, schema.clone())?;
@@ -207,6 +210,9 @@ async fn main() -> anyhow::Result<()> {
         Consumer::pause().await;
     }
     progress.finish();
+    // Every order arrived, so nothing is pending (the poisoned row was requeued and
+    // published); the relay hands its leases back as it stops.
+    relay.drained().await?;
     relay.stop(Duration::from_secs(10)).await?;
     let Some(outcome) = placed else {
         anyhow::bail!("the writer did not finish")

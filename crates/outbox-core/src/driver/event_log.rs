@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use tracing::{debug, error, info, warn};
 
 use super::run_loop::Driver;
+use super::state::RelayState;
 use crate::relay::RelayEvent;
 
 impl<S, P> Driver<S, P> {
@@ -18,6 +19,13 @@ impl<S, P> Driver<S, P> {
             match event {
                 RelayEvent::Joined => {
                     self.ready.store(true, Ordering::Release);
+                    self.state.send_if_modified(|state| {
+                        let first = matches!(state, RelayState::Starting);
+                        if first {
+                            *state = RelayState::Ready;
+                        }
+                        first
+                    });
                     info!("joined: heartbeat recorded, share of the buckets known");
                 }
                 RelayEvent::OwnershipChanged { owned } => {

@@ -16,6 +16,8 @@ use super::RelayError;
 use super::clock::Clock;
 use super::handle::{ABANDON, RUN};
 use super::local_notifier::LocalNotifier;
+use super::state::RelayState;
+use crate::error::Misconfiguration;
 use crate::metrics::RelayMetrics;
 use crate::publisher::Publisher;
 use crate::relay::{Outcome, RelayMachine};
@@ -37,6 +39,8 @@ pub(super) struct Driver<S, P> {
     pub(super) cycle_span: Option<tracing::Span>,
     /// Set after the first successful acquisition (heartbeat recorded, share known).
     pub(super) ready: Arc<AtomicBool>,
+    /// The relay's life, for the handle's waits.
+    pub(super) state: watch::Sender<RelayState>,
 }
 
 impl<S, P> Drop for Driver<S, P> {
@@ -46,11 +50,35 @@ impl<S, P> Drop for Driver<S, P> {
         if let Some(sampler) = self.sampler.take() {
             sampler.abort();
         }
+        // `run` publishes its own ending; reaching here without one means the task
+        // panicked or its runtime shut down under it.
+        self.state.send_if_modified(|state| {
+            if state.is_terminal() {
+                return false;
+            }
+            let why = if std::thread::panicking() {
+                "the relay task panicked"
+            } else {
+                "the relay task was cancelled (its runtime shut down)"
+            };
+            *state = RelayState::Failed(Arc::new(RelayError::Panicked(why.to_owned())));
+            true
+        });
     }
 }
 
 impl<S: OutboxStore, P: Publisher> Driver<S, P> {
     pub(super) async fn run(mut self) -> Result<(), RelayError> {
+        let result = self.run_until_stopped().await;
+        let end = match &result {
+            Ok(()) => RelayState::Stopped,
+            Err(error) => RelayState::Failed(Arc::new(RelayError::Misconfigured(error.clone()))),
+        };
+        self.state.send_replace(end);
+        result.map_err(RelayError::Misconfigured)
+    }
+
+    async fn run_until_stopped(&mut self) -> Result<(), Misconfiguration> {
         info!("relay started");
         // Every call in flight: relay-level calls, a renewal, and each lane's store call
         // and publish. The machine bounds how many there are.
@@ -94,6 +122,13 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
                     let state = *self.control.borrow_and_update();
                     if state != RUN && !shutting_down {
                         shutting_down = true;
+                        self.state.send_if_modified(|s| {
+                            let running = matches!(s, RelayState::Starting | RelayState::Ready);
+                            if running {
+                                *s = RelayState::Stopping;
+                            }
+                            running
+                        });
                         self.machine.handle_shutdown();
                     }
                     if state == ABANDON {
@@ -112,7 +147,7 @@ impl<S: OutboxStore, P: Publisher> Driver<S, P> {
             }
         }
         match self.machine.fatal_error() {
-            Some(error) => Err(RelayError::Misconfigured(error.clone())),
+            Some(error) => Err(error.clone()),
             None => Ok(()),
         }
     }

@@ -10,7 +10,9 @@ pub mod contract;
 mod memory_parking;
 mod memory_publisher;
 mod memory_store;
+mod memory_writer;
 pub mod park_contract;
 
 pub use memory_publisher::{MemoryPublisher, PublishedRecord, Scripted};
 pub use memory_store::{FaultHook, MemoryStore, MemoryTransaction, StoreOp};
+pub use memory_writer::MemoryWriter;

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use outbox_core::driver::Relay;
+use outbox_core::driver::{Relay, RelayError};
 use outbox_core::testing::MemoryPublisher;
 use outbox_core::{OutboxMessage, OutboxSchema, RelayOptions};
 use outbox_seaorm::{EnqueueError, Outbox, OutboxTables, SeaOrmStore, SqlNames};
-use sea_orm::ConnectionTrait;
+use sea_orm::{ConnectionTrait, TransactionTrait};
 use sea_query::{Expr, ExprTrait, Query};
 
 use crate::on_each_database;
@@ -130,4 +130,134 @@ async fn relay_publishes_and_deletes(tdb: Arc<TestDb>) {
     publish_end_to_end(&tdb, tables).await;
 }
 
+/// `Relay::builder(..).spawn()` hands out the store's writer bound to the relay: a row
+/// enqueued through `handle.outbox()` in a transaction beside a business row is published
+/// long before the 60 s poll; a plain sea-orm transaction wakes it through `notify`.
+async fn builder_writer_is_bound(tdb: Arc<TestDb>) {
+    let tables = tdb.fresh_tables().await;
+    let schema = OutboxSchema::builder()
+        .tables(tables.clone())
+        .bucket_count(BUCKETS)
+        .build()
+        .unwrap();
+    let store = SeaOrmStore::new(tdb.db.clone(), schema.clone()).unwrap();
+
+    // Options on another schema are refused: rows bucketed with one bucket count would
+    // be read with another.
+    let wrong = RelayOptions::builder().build().unwrap();
+    let refused = Relay::builder(store.clone(), MemoryPublisher::new())
+        .options(wrong)
+        .spawn();
+    assert!(matches!(refused, Err(RelayError::SchemaMismatch)));
+
+    let publisher = MemoryPublisher::new();
+    let options = RelayOptions::builder()
+        .schema(schema)
+        .poll_interval(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let relay = Relay::builder(store, publisher.clone())
+        .options(options)
+        .spawn()
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), relay.ready())
+        .await
+        .expect("ready in time")
+        .unwrap();
+    assert_eq!(relay.outbox().config().bucket_count().get(), BUCKETS);
+    let orders = tdb.extra_table("orders");
+    tdb.db
+        .execute_unprepared(&format!(
+            "CREATE TABLE {orders} (id BIGINT NOT NULL PRIMARY KEY)"
+        ))
+        .await
+        .unwrap();
+
+    let committed_at = Instant::now();
+    let table = orders.clone();
+    relay
+        .outbox()
+        .transaction::<_, (), EnqueueError>(&tdb.db, |txn| {
+            Box::pin(async move {
+                txn.execute_unprepared(&format!("INSERT INTO {table} (id) VALUES (1)"))
+                    .await?;
+                txn.enqueue(OutboxMessage::builder("orders").key("order-1").value("{}"))
+                    .await?;
+                Ok(())
+            })
+        })
+        .await
+        .unwrap();
+    wait_published(&publisher, 1).await;
+    assert!(
+        committed_at.elapsed() < Duration::from_secs(8),
+        "took {:?}: the bound writer did not wake the relay",
+        committed_at.elapsed()
+    );
+
+    // A plain sea-orm transaction: the receipt must be handed to `notify`.
+    let committed_at = Instant::now();
+    let plain = tdb.db.begin().await.unwrap();
+    plain
+        .execute_unprepared(&format!("INSERT INTO {orders} (id) VALUES (2)"))
+        .await
+        .unwrap();
+    let receipt = relay
+        .outbox()
+        .enqueue(
+            &plain,
+            OutboxMessage::builder("orders").key("order-2").value("{}"),
+        )
+        .await
+        .unwrap();
+    plain.commit().await.unwrap();
+    relay.outbox().notify(&receipt);
+    wait_published(&publisher, 2).await;
+    assert!(committed_at.elapsed() < Duration::from_secs(8));
+
+    relay.drained().await.unwrap();
+    assert_eq!(tdb.count(&tables).await, 0);
+    relay.stop(Duration::from_secs(5)).await.unwrap();
+}
+
+async fn wait_published(publisher: &MemoryPublisher, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while publisher.records().len() < n {
+        assert!(Instant::now() < deadline, "not published in time");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 on_each_database!(relay_end_to_end => super::relay_publishes_and_deletes);
+/// Without `.options`, the builder's relay reads with the store's schema: a row in bucket
+/// 12 of 16 is published (with the default 8 buckets it would stop the relay as
+/// misconfigured).
+async fn builder_without_options_adopts_the_store_schema(tdb: Arc<TestDb>) {
+    let tables = tdb.fresh_tables().await;
+    let schema = OutboxSchema::builder()
+        .tables(tables.clone())
+        .bucket_count(16)
+        .build()
+        .unwrap();
+    let store = SeaOrmStore::new(tdb.db.clone(), schema).unwrap();
+    let publisher = MemoryPublisher::new();
+    let relay = Relay::builder(store, publisher.clone()).spawn().unwrap();
+    let done = relay
+        .outbox()
+        .enqueue(
+            &tdb.db,
+            OutboxMessage::builder("orders").partition(12).value("{}"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.buckets(), &[12]);
+    tokio::time::timeout(Duration::from_secs(20), relay.drained())
+        .await
+        .expect("drained in time")
+        .unwrap();
+    assert_eq!(publisher.records().len(), 1);
+    relay.stop(Duration::from_secs(5)).await.unwrap();
+}
+
+on_each_database!(builder_writer => super::builder_writer_is_bound);
+on_each_database!(builder_default_options => super::builder_without_options_adopts_the_store_schema);

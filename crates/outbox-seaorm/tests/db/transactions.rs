@@ -172,6 +172,90 @@ async fn closure_helper_commits_and_notifies(tdb: Arc<TestDb>) {
     );
 }
 
+/// The application's own error type in a transaction body: `?` on sea-orm calls and on
+/// enqueue in the same closure.
+#[derive(Debug, thiserror::Error)]
+enum AppError {
+    #[error("database: {0}")]
+    Db(#[from] DbErr),
+    #[error("outbox: {0}")]
+    Enqueue(#[from] EnqueueError),
+    #[error("business rule: {0}")]
+    Rule(&'static str),
+}
+
+/// `?` works on sea-orm calls and on enqueue in one closure, with `EnqueueError` (which
+/// converts from `DbErr`) and with an application error type; `Err` rolls both back.
+async fn one_error_type_in_a_transaction_body(tdb: Arc<TestDb>) {
+    let tables = tdb.fresh_tables().await;
+    let recorder = Recorder::new();
+    let outbox = outbox(&tables, &recorder);
+    let table = business_table(&tdb).await;
+
+    let t = table.clone();
+    outbox
+        .transaction::<_, (), EnqueueError>(&tdb.db, |txn| {
+            Box::pin(async move {
+                insert_order(txn, &t, 1).await?; // DbErr -> EnqueueError
+                txn.enqueue(msg("order-1")).await?;
+                Ok(())
+            })
+        })
+        .await
+        .unwrap();
+
+    let t = table.clone();
+    outbox
+        .transaction::<_, (), AppError>(&tdb.db, |txn| {
+            Box::pin(async move {
+                insert_order(txn, &t, 2).await?; // DbErr -> AppError
+                txn.enqueue(msg("order-2")).await?; // EnqueueError -> AppError
+                Ok(())
+            })
+        })
+        .await
+        .unwrap();
+
+    let t = table.clone();
+    let refused = outbox
+        .transaction::<_, (), AppError>(&tdb.db, |txn| {
+            Box::pin(async move {
+                insert_order(txn, &t, 3).await?;
+                txn.enqueue(msg("order-3")).await?;
+                Err(AppError::Rule("total must be positive"))
+            })
+        })
+        .await;
+    assert!(matches!(
+        refused,
+        Err(TransactionError::Transaction(AppError::Rule(_)))
+    ));
+    let t = table.clone();
+    let invalid = outbox
+        .transaction::<_, (), AppError>(&tdb.db, |txn| {
+            Box::pin(async move {
+                insert_order(txn, &t, 4).await?;
+                txn.enqueue(OutboxMessage::builder("bad topic!").value("x"))
+                    .await?;
+                Ok(())
+            })
+        })
+        .await;
+    assert!(matches!(
+        invalid,
+        Err(TransactionError::Transaction(AppError::Enqueue(
+            EnqueueError::Invalid { .. }
+        )))
+    ));
+    assert_eq!(
+        orders(&tdb, &table).await,
+        2,
+        "the refused bodies rolled back"
+    );
+    assert_eq!(tdb.count(&tables).await, 2);
+    assert_eq!(recorder.calls().len(), 2, "only the commits notified");
+}
+
 /// Without an explicit transaction the insert commits at once, and notifies at once; a
 /// plain sea-orm transaction notifies nobody until the caller does.
 async fn implicit_commit_and_plain_transactions(tdb: Arc<TestDb>) {
@@ -275,3 +359,4 @@ on_each_database!(rollback_and_drop => super::rollback_publishes_nothing);
 on_each_database!(closure_helper => super::closure_helper_commits_and_notifies);
 on_each_database!(implicit_commit => super::implicit_commit_and_plain_transactions);
 on_each_database!(failed_commit => super::failed_commit_notifies_nothing);
+on_each_database!(one_error_type => super::one_error_type_in_a_transaction_body);
