@@ -398,6 +398,7 @@ mod tests {
         assert_eq!(plan.waiting.len(), 4);
         assert!(plan.waiting.iter().all(|w| !w.holder_live));
         // The same restart under old's own id extends them at once: nothing to wait for.
+        s.relays.remove("new");
         let plan = plan_acquisition(&s, "old", at(5), LEASE, 4);
         assert_eq!(plan.extend, vec![0, 1, 2, 3]);
         assert!(plan.waiting.is_empty());
