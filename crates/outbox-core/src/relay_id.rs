@@ -21,7 +21,9 @@
 //! writing its own ([`Acquired::heartbeat_before`](crate::Acquired::heartbeat_before)), and
 //! [`judge_heartbeat`] compares it with the heartbeats this relay has written. After the
 //! relay's first successful acquisition, the row can only hold a value it wrote itself;
-//! any other value was written by another process under the same id, and the relay stops
+//! any other value stamped after that acquisition was written by another live process
+//! under the same id (an older one is a late write of the crashed predecessor), and the
+//! relay stops
 //! with [`Misconfiguration::DuplicateRelayId`](crate::Misconfiguration::DuplicateRelayId).
 //! Both processes see the other's value at their next acquisition, so both stop: neither
 //! can tell which one was meant to run.
@@ -152,14 +154,18 @@ pub enum HeartbeatVerdict {
 /// Judges the heartbeat an acquisition found under the relay's id before writing its own.
 ///
 /// `found` is that value (`None`: no row, or a store that cannot tell); `written`, every
-/// heartbeat this relay sent since the oldest that may still be the row's value; `joined`,
-/// whether an acquisition of this relay has succeeded before (so the row holds one of its
-/// values, unless someone else wrote since). Pure: the machine calls it, the stores only
-/// report `found`.
+/// heartbeat this relay sent since the oldest that may still be the row's value;
+/// `joined_at`, the heartbeat of this relay's first successful acquisition, if any (from
+/// then on the row holds one of its values, unless someone else wrote since). Pure: the
+/// machine calls it, the stores only report `found`.
+///
+/// A foreign value at or before `joined_at` is no duplicate: it is a write of the crashed
+/// predecessor that reached the database late (a statement in flight when the process
+/// died), stamped before this relay started. A live twin stamps the present.
 pub fn judge_heartbeat(
     found: Option<Timestamp>,
     written: &[Timestamp],
-    joined: bool,
+    joined_at: Option<Timestamp>,
     now: Timestamp,
     lease_duration: Duration,
 ) -> HeartbeatVerdict {
@@ -169,8 +175,12 @@ pub fn judge_heartbeat(
     if written.contains(&found) {
         return HeartbeatVerdict::Own;
     }
-    if joined {
-        return HeartbeatVerdict::Duplicate { found };
+    if let Some(joined_at) = joined_at {
+        return if found > joined_at {
+            HeartbeatVerdict::Duplicate { found }
+        } else {
+            HeartbeatVerdict::Own
+        };
     }
     if found > now.saturating_sub(lease_duration) {
         HeartbeatVerdict::RecentPredecessor { last_seen: found }
@@ -226,11 +236,17 @@ mod tests {
     #[test]
     fn own_values_and_empty_rows_are_fine() {
         assert_eq!(
-            judge_heartbeat(None, &[], true, at(0), LEASE),
+            judge_heartbeat(None, &[], Some(at(0)), at(0), LEASE),
             HeartbeatVerdict::Own
         );
         assert_eq!(
-            judge_heartbeat(Some(at(5)), &[at(1), at(5), at(9)], true, at(10), LEASE),
+            judge_heartbeat(
+                Some(at(5)),
+                &[at(1), at(5), at(9)],
+                Some(at(1)),
+                at(10),
+                LEASE
+            ),
             HeartbeatVerdict::Own,
             "any value in flight may have landed last"
         );
@@ -239,29 +255,33 @@ mod tests {
     #[test]
     fn a_foreign_value_after_joining_is_a_duplicate() {
         assert_eq!(
-            judge_heartbeat(Some(at(6)), &[at(5)], true, at(10), LEASE),
+            judge_heartbeat(Some(at(6)), &[at(5)], Some(at(1)), at(10), LEASE),
             HeartbeatVerdict::Duplicate { found: at(6) }
         );
+    }
+
+    #[test]
+    fn a_late_write_of_the_predecessor_is_no_duplicate() {
         assert_eq!(
-            judge_heartbeat(Some(at(-100)), &[at(5)], true, at(10), LEASE),
-            HeartbeatVerdict::Duplicate { found: at(-100) },
-            "even an old value: this relay's own write must have replaced it"
+            judge_heartbeat(Some(at(0)), &[at(5)], Some(at(1)), at(10), LEASE),
+            HeartbeatVerdict::Own,
+            "stamped before this relay joined: the dead process's statement landed late"
         );
     }
 
     #[test]
     fn before_joining_a_foreign_value_is_the_predecessor() {
         assert_eq!(
-            judge_heartbeat(Some(at(9)), &[], false, at(10), LEASE),
+            judge_heartbeat(Some(at(9)), &[], None, at(10), LEASE),
             HeartbeatVerdict::RecentPredecessor { last_seen: at(9) }
         );
         assert_eq!(
-            judge_heartbeat(Some(at(-20)), &[], false, at(10), LEASE),
+            judge_heartbeat(Some(at(-20)), &[], None, at(10), LEASE),
             HeartbeatVerdict::Own,
             "a heartbeat a lease old is silent history"
         );
         assert_eq!(
-            judge_heartbeat(Some(at(8)), &[at(8)], false, at(10), LEASE),
+            judge_heartbeat(Some(at(8)), &[at(8)], None, at(10), LEASE),
             HeartbeatVerdict::Own,
             "a failed first acquisition may still have written"
         );

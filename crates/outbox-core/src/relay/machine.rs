@@ -70,6 +70,8 @@ pub struct RelayMachine {
     cycle_started: Option<Monotonic>,
     /// An acquisition has succeeded ([`RelayEvent::Joined`] was reported).
     joined: bool,
+    /// The heartbeat written by the first successful acquisition.
+    joined_at: Option<Timestamp>,
     /// The heartbeats this relay sent (acquisitions and renewals) that may still be the
     /// row's value: what [`judge_heartbeat`] accepts as its own.
     heartbeats_sent: Vec<Timestamp>,
@@ -119,6 +121,7 @@ impl RelayMachine {
             reservation_retried: false,
             cycle_started: None,
             joined: false,
+            joined_at: None,
             heartbeats_sent: Vec::new(),
             waiting_reported: Vec::new(),
             abandoned: false,
@@ -724,7 +727,7 @@ impl RelayMachine {
         let verdict = judge_heartbeat(
             found,
             &self.heartbeats_sent,
-            self.joined,
+            self.joined_at,
             started.wall,
             self.options.lease_duration(),
         );
@@ -744,6 +747,7 @@ impl RelayMachine {
                 return false;
             }
         }
+        self.joined_at.get_or_insert(started.wall);
         // This acquisition's own heartbeat has landed: older values can only come back
         // through a renewal still in flight, which keeps its own.
         let renewing = self.renewing.map(|r| r.wall);

@@ -172,3 +172,19 @@ fn waiting_for_leases_is_reported_once_per_change() {
     acquire(&mut h, answer(vec![]));
     assert_eq!(waiting(&mut h), [Vec::<i32>::new()], "the wait is over");
 }
+
+#[test]
+fn a_late_write_of_the_crashed_predecessor_is_no_duplicate() {
+    let mut h = quiet();
+    h.at(20_000);
+    acquire(&mut h, found(&[0], Some(15_000)));
+    h.events();
+    // The dead process's last heartbeat (stamped 16 s) reached the database late.
+    h.at(30_000);
+    acquire(&mut h, found(&[0], Some(16_000)));
+    assert!(!h.m.is_finished(), "{:?}", h.events());
+    // A write stamped after this relay joined is another live process.
+    h.at(40_000);
+    acquire(&mut h, found(&[0], Some(35_000)));
+    assert!(h.m.is_finished());
+}
