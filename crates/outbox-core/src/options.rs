@@ -191,8 +191,14 @@ impl Default for RelayOptions {
     /// The documented defaults; the relay id is `<host>-outbox` with the host read from
     /// the environment (see the [module docs](self)), or generated.
     fn default() -> Self {
-        let (relay_id, relay_id_source) =
-            derive_relay_id(HostName::from_environment().as_ref(), DEFAULT_METRICS_NAME);
+        RelayOptions::defaults_for(HostName::from_environment().as_ref())
+    }
+}
+
+impl RelayOptions {
+    /// The documented defaults, with the default relay id for `host`.
+    fn defaults_for(host: Option<&HostName>) -> Self {
+        let (relay_id, relay_id_source) = derive_relay_id(host, DEFAULT_METRICS_NAME);
         RelayOptions {
             relay_id,
             relay_id_source,
@@ -229,10 +235,11 @@ impl RelayOptions {
     /// Starts from the defaults, reading the host name for the default relay id from the
     /// environment once, here (see the [module docs](self)).
     pub fn builder() -> RelayOptionsBuilder {
+        let host = HostName::from_environment();
         RelayOptionsBuilder {
-            options: RelayOptions::default(),
+            options: RelayOptions::defaults_for(host.as_ref()),
             explicit_id: None,
-            host: HostName::from_environment(),
+            host,
         }
     }
 

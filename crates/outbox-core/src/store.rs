@@ -175,7 +175,12 @@ pub trait OutboxStore: Send + Sync + 'static {
     /// Returns every bucket the relay holds afterwards, each valid until
     /// [`LeaseRequest::expires_at`]: what the guarded writes really granted, which may be
     /// less than the plan when another relay won a race; and which of them were kept
-    /// above the share because they were [busy](LeaseRequest::busy). A bucket must never be granted to
+    /// above the share because they were [busy](LeaseRequest::busy). Also reports the
+    /// heartbeat found under the caller's id before its own was written
+    /// ([`Acquired::heartbeat_before`], read in the same snapshot, for the duplicate-id
+    /// check of [`relay_id`](crate::relay_id)) and the plan's
+    /// [`waiting`](crate::LeasePlan::waiting) buckets that were not granted after all
+    /// ([`Acquired::waiting`]). A bucket must never be granted to
     /// two relays whose leases are both unexpired by the writers' clocks. The number of
     /// round trips should not grow with the bucket count, so that an acquisition stays well
     /// inside a lease.
