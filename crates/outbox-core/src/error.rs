@@ -70,6 +70,18 @@ pub enum Misconfiguration {
         /// What an operator has to do.
         fix: String,
     },
+    /// Another live process writes heartbeats under this relay's id: both would publish
+    /// the same buckets at once. Give every relay process its own id (see
+    /// [`relay_id`](crate::relay_id)).
+    #[error(
+        "another process is running as relay {relay_id:?}: the heartbeat under this id was written at {found_ms} ms, not by this relay; give every relay process its own relay id (POD_NAME, --relay-id, RelayOptionsBuilder::relay_id)"
+    )]
+    DuplicateRelayId {
+        /// The shared id.
+        relay_id: String,
+        /// The foreign heartbeat found, in milliseconds since the epoch.
+        found_ms: i64,
+    },
     /// Anything else a store or publisher knows to be permanent setup trouble.
     #[error("{0}")]
     Other(String),

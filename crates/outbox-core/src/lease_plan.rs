@@ -34,6 +34,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::fair_share::fair_share;
+use crate::store::LeaseWait;
 use crate::time::Timestamp;
 
 /// Heartbeat rows older than this are forgotten: the relays are long gone, and the table
@@ -104,6 +105,12 @@ pub struct LeasePlan {
     pub expired_by: Timestamp,
     /// The expiry written by extensions and claims.
     pub expires_at: Timestamp,
+    /// When the claims fall short of the share: the buckets the caller waits for, lowest
+    /// first and at most the shortfall, each held unexpired by a relay that is silent
+    /// (crashed, its lease runs out by itself) or live above its own share (it hands the
+    /// bucket over at its next acquisition). A relay logs them so that a slow start says
+    /// why. Empty when the share is reached.
+    pub waiting: Vec<LeaseWait>,
 }
 
 impl LeasePlan {
@@ -158,15 +165,18 @@ pub fn plan_acquisition(
         surplus: Vec::new(),
         expired_by: now,
         expires_at: now.saturating_add(lease_duration),
+        waiting: Vec::new(),
     };
 
     let live_after = now.saturating_sub(lease_duration);
-    let live = snapshot
-        .relays
-        .iter()
-        .filter(|(_, seen)| **seen > live_after)
-        .map(|(id, _)| id.as_str());
-    plan.share = fair_share(live, me, bucket_count);
+    let live = || {
+        snapshot
+            .relays
+            .iter()
+            .filter(move |(_, seen)| **seen > live_after)
+            .map(|(id, _)| id.as_str())
+    };
+    plan.share = fair_share(live(), me, bucket_count);
     let share = usize::try_from(plan.share).unwrap_or(usize::MAX);
 
     let retention = RELAY_ROW_RETENTION.max(lease_duration.saturating_mul(10));
@@ -200,7 +210,53 @@ pub fn plan_acquisition(
             .take(need)
             .collect();
     }
+    let shortfall = need.saturating_sub(plan.claim.len());
+    if shortfall > 0 {
+        plan.waiting = waiting_for(snapshot, &plan, me, bucket_count, shortfall, &live);
+    }
     plan
+}
+
+/// The unexpired leases of others that `me` waits for (see [`LeasePlan::waiting`]).
+fn waiting_for<'a, L, I>(
+    snapshot: &'a LeaseSnapshot,
+    plan: &LeasePlan,
+    me: &str,
+    bucket_count: u32,
+    shortfall: usize,
+    live: &L,
+) -> Vec<LeaseWait>
+where
+    L: Fn() -> I,
+    I: Iterator<Item = &'a str>,
+{
+    let in_range = |b: &i32| u32::try_from(*b).is_ok_and(|b| b < bucket_count);
+    let held_by_others = || {
+        snapshot
+            .leases
+            .iter()
+            .filter(|(b, _)| in_range(b))
+            .filter(|(_, row)| !plan.is_expired(row) && !row.owned_by(me))
+            .filter_map(|(b, row)| row.owner.as_deref().map(|o| (*b, o, row.expires_at)))
+    };
+    let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
+    for (_, holder, _) in held_by_others() {
+        *counts.entry(holder).or_default() += 1;
+    }
+    held_by_others()
+        .filter_map(|(bucket, holder, until)| {
+            let holder_live = live().any(|id| id == holder);
+            let above_share =
+                counts.get(holder).copied().unwrap_or(0) > fair_share(live(), holder, bucket_count);
+            (!holder_live || above_share).then(|| LeaseWait {
+                bucket,
+                holder: holder.to_owned(),
+                until,
+                holder_live,
+            })
+        })
+        .take(shortfall)
+        .collect()
 }
 
 impl LeaseSnapshot {
@@ -313,6 +369,52 @@ mod tests {
             plan.extend.is_empty(),
             "an expired own lease is claimed again"
         );
+    }
+
+    #[test]
+    fn a_crashed_holder_is_waited_for_until_its_leases_expire() {
+        let mut s = LeaseSnapshot::default();
+        // "old" crashed at 0 holding everything (with a longer lease than ours); "new"
+        // starts at 5 under another id.
+        for b in 0..4 {
+            s.leases.insert(b, row("old", at(40)));
+        }
+        s.heartbeat("old", at(0));
+        s.heartbeat("new", at(5));
+        let plan = plan_acquisition(&s, "new", at(5), LEASE, 4);
+        assert_eq!(plan.share, 2, "old's heartbeat is still live");
+        assert!(plan.claim.is_empty());
+        assert_eq!(
+            plan.waiting
+                .iter()
+                .map(|w| (w.bucket, w.holder.as_str(), w.until, w.holder_live))
+                .collect::<Vec<_>>(),
+            [(0, "old", at(40), true), (1, "old", at(40), true)],
+            "old holds four, above its share of two"
+        );
+        // Once old's heartbeat is silent, new's share is all four, and it waits for all.
+        let plan = plan_acquisition(&s, "new", at(31), LEASE, 4);
+        assert_eq!(plan.share, 4);
+        assert_eq!(plan.waiting.len(), 4);
+        assert!(plan.waiting.iter().all(|w| !w.holder_live));
+        // The same restart under old's own id extends them at once: nothing to wait for.
+        s.relays.remove("new");
+        let plan = plan_acquisition(&s, "old", at(5), LEASE, 4);
+        assert_eq!(plan.extend, vec![0, 1, 2, 3]);
+        assert!(plan.waiting.is_empty());
+    }
+
+    #[test]
+    fn a_live_holder_within_its_share_is_not_waited_for() {
+        let mut s = LeaseSnapshot::default();
+        s.leases.insert(0, row("a", at(30)));
+        s.leases.insert(1, row("b", at(30)));
+        s.heartbeat("a", at(1));
+        s.heartbeat("b", at(1));
+        // Three live relays, two buckets: c's share is 0 or 1, but nobody is above share.
+        s.heartbeat("c", at(2));
+        let plan = plan_acquisition(&s, "c", at(2), LEASE, 2);
+        assert!(plan.waiting.is_empty(), "{plan:?}");
     }
 
     #[test]

@@ -164,6 +164,7 @@ pub mod options;
 pub mod park;
 pub mod publisher;
 pub mod relay;
+pub mod relay_id;
 pub mod schema;
 pub mod store;
 pub mod time;
@@ -196,7 +197,7 @@ pub use schema::{
     OutboxSchema, OutboxSchemaBuilder, OutboxTables, OutboxTablesBuilder, SchemaError,
 };
 pub use store::{
-    Acquired, LeaseRequest, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities,
+    Acquired, LeaseRequest, LeaseWait, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities,
 };
 pub use time::{Monotonic, Now, Timestamp};
 pub use uuid::Uuid;

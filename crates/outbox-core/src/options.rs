@@ -17,12 +17,42 @@
 //! | `max_error_backoff` | 30 s | ceiling of that doubling |
 //! | `max_publish_attempts` | 3 | permanent failures of one row before it is parked; `None` retries forever |
 //! | `park_policy` | `HoldKey` | what happens to a parked row's key: held behind it, or flowing on (`SkipRow`) |
-//! | `relay_id` | generated | this relay's identity in the lease tables (1–128 characters) |
+//! | `relay_id` | `<host>-<metrics_name>` | this relay's identity in the lease tables (1–128 characters); see below |
+//!
+//! # The default relay id
+//!
+//! A relay restarted under the id it had takes its leases back at once; under a new id
+//! it waits a whole `lease_duration` for the old ones to expire (see
+//! [`relay_id`](crate::relay_id)). So unless [`RelayOptionsBuilder::relay_id`] is given,
+//! the id is `<host>-<metrics_name>` ([`default_relay_id`]): the host part is read once,
+//! when [`RelayOptions::builder`] is called (the options' only I/O, kept out of every
+//! decision), from `POD_NAME`, then `HOSTNAME`, then the kernel host name
+//! ([`HostName::from_environment`]); [`RelayOptionsBuilder::host_name`] overrides it. The
+//! id is put together by [`build`](RelayOptionsBuilder::build), so `metrics_name` may be set
+//! in any order. When no host name is found the id is generated (`relay-<uuid v7>`) and
+//! `build` logs a warning: every restart then waits for the old leases.
+//!
+//! One process may run one relay per outbox under the default: two relays of one outbox
+//! in one process (or two processes on one host, e.g. two containers sharing the host
+//! network namespace and name) need explicit, distinct ids, or both stop with
+//! [`Misconfiguration::DuplicateRelayId`](crate::Misconfiguration::DuplicateRelayId).
+//!
+//! On Kubernetes, a StatefulSet's pod names are stable (`relay-0`, `relay-1`), so each
+//! replica gets its own id back after a restart; the pod name is also the container's
+//! `HOSTNAME`. With a Deployment, pod names carry a random suffix: a container restart in
+//! the same pod keeps the name (and the fast takeover), but a rescheduled or replaced pod
+//! gets a new id and waits for its predecessor's leases unless that one stopped gracefully
+//! (SIGTERM hands the leases back). On a rolling update the new pods have new names and
+//! the old pods release their leases as they terminate, so nothing waits. Setting
+//! `POD_NAME` from the downward API (`fieldRef: metadata.name`) makes the id explicit when
+//! the container's host name is overridden (`hostname:` or `hostNetwork: true`).
 
 use std::num::NonZeroU32;
 use std::time::Duration;
 
 use crate::park::ParkPolicy;
+pub use crate::relay_id::HostName;
+use crate::relay_id::{default_relay_id, generated_relay_id};
 use crate::schema::OutboxSchema;
 use crate::validate::{LabelError, validate_label};
 
@@ -125,6 +155,7 @@ pub enum OptionsError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RelayOptions {
     relay_id: String,
+    relay_id_source: RelayIdSource,
     schema: OutboxSchema,
     batch_size: usize,
     max_concurrent_lanes: usize,
@@ -143,11 +174,34 @@ pub struct RelayOptions {
     park_policy: ParkPolicy,
 }
 
+/// Where a relay's id came from, for the log line that says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RelayIdSource {
+    /// Given to [`RelayOptionsBuilder::relay_id`].
+    Explicit,
+    /// `<host>-<metrics_name>`, the host read from this source (`POD_NAME`, `HOSTNAME`,
+    /// the kernel host name, or `explicit` for [`RelayOptionsBuilder::host_name`]).
+    Host(&'static str),
+    /// Generated because no host name was found: restarts wait for the old leases.
+    Generated,
+}
+
 impl Default for RelayOptions {
-    /// The documented defaults with a freshly generated relay id.
+    /// The documented defaults; the relay id is `<host>-outbox` with the host read from
+    /// the environment (see the [module docs](self)), or generated.
     fn default() -> Self {
+        RelayOptions::defaults_for(HostName::from_environment().as_ref())
+    }
+}
+
+impl RelayOptions {
+    /// The documented defaults, with the default relay id for `host`.
+    fn defaults_for(host: Option<&HostName>) -> Self {
+        let (relay_id, relay_id_source) = derive_relay_id(host, DEFAULT_METRICS_NAME);
         RelayOptions {
-            relay_id: generate_relay_id(),
+            relay_id,
+            relay_id_source,
             schema: OutboxSchema::default(),
             batch_size: 500,
             max_concurrent_lanes: DEFAULT_MAX_CONCURRENT_LANES,
@@ -168,23 +222,34 @@ impl Default for RelayOptions {
     }
 }
 
-/// `relay-<uuid v7>`: unique across processes, and sortable by start time so that
-/// log lines and lease rows read in a useful order.
-fn generate_relay_id() -> String {
-    format!("relay-{}", uuid::Uuid::now_v7())
+/// The default id for `host` and `metrics_name`, or a generated one.
+fn derive_relay_id(host: Option<&HostName>, metrics_name: &str) -> (String, RelayIdSource) {
+    host.and_then(|h| default_relay_id(&h.name, metrics_name).map(|id| (id, h.source)))
+        .map_or_else(
+            || (generated_relay_id(), RelayIdSource::Generated),
+            |(id, source)| (id, RelayIdSource::Host(source)),
+        )
 }
 
 impl RelayOptions {
-    /// Starts from the defaults.
+    /// Starts from the defaults, reading the host name for the default relay id from the
+    /// environment once, here (see the [module docs](self)).
     pub fn builder() -> RelayOptionsBuilder {
+        let host = HostName::from_environment();
         RelayOptionsBuilder {
-            options: RelayOptions::default(),
+            options: RelayOptions::defaults_for(host.as_ref()),
+            explicit_id: None,
+            host,
         }
     }
 
     /// This relay's identity in the lease tables.
     pub fn relay_id(&self) -> &str {
         &self.relay_id
+    }
+    /// Where [`relay_id`](Self::relay_id) came from.
+    pub fn relay_id_source(&self) -> &RelayIdSource {
+        &self.relay_id_source
     }
     /// What this relay shares with the writers: tables, bucket count, message-id header.
     pub fn schema(&self) -> &OutboxSchema {
@@ -277,6 +342,8 @@ impl RelayOptions {
 #[derive(Debug, Clone)]
 pub struct RelayOptionsBuilder {
     options: RelayOptions,
+    explicit_id: Option<String>,
+    host: Option<HostName>,
 }
 
 macro_rules! setter {
@@ -290,9 +357,21 @@ macro_rules! setter {
 }
 
 impl RelayOptionsBuilder {
-    /// This relay's identity (1–128 characters). Default `relay-<uuid v7>`.
+    /// This relay's identity (1–128 characters). Default `<host>-<metrics_name>`, or
+    /// `relay-<uuid v7>` without a host name (see the [module docs](self)). Every relay
+    /// process of an outbox needs its own.
     pub fn relay_id(mut self, id: impl Into<String>) -> Self {
-        self.options.relay_id = id.into();
+        self.explicit_id = Some(id.into());
+        self
+    }
+
+    /// The host part of the default relay id, instead of the one read from the
+    /// environment. Ignored when [`relay_id`](Self::relay_id) is given.
+    pub fn host_name(mut self, name: impl Into<String>) -> Self {
+        self.host = Some(HostName {
+            name: name.into(),
+            source: "explicit",
+        });
         self
     }
 
@@ -386,9 +465,20 @@ impl RelayOptionsBuilder {
 
     /// Validates every rule and returns the options, or the first violation.
     pub fn build(self) -> Result<RelayOptions, OptionsError> {
-        let o = self.options;
-        validate_label(&o.relay_id, MAX_RELAY_ID_LEN).map_err(OptionsError::RelayId)?;
+        let mut o = self.options;
         validate_label(&o.metrics_name, MAX_METRICS_NAME_LEN).map_err(OptionsError::MetricsName)?;
+        (o.relay_id, o.relay_id_source) = match self.explicit_id {
+            Some(id) => (id, RelayIdSource::Explicit),
+            None => derive_relay_id(self.host.as_ref(), &o.metrics_name),
+        };
+        if o.relay_id_source == RelayIdSource::Generated {
+            tracing::warn!(
+                relay_id = %o.relay_id,
+                "no host name found (POD_NAME, HOSTNAME, {}): the relay id is generated, so a restart after a crash waits a whole lease_duration for the old leases; set a stable relay id",
+                crate::relay_id::KERNEL_HOSTNAME_PATH
+            );
+        }
+        validate_label(&o.relay_id, MAX_RELAY_ID_LEN).map_err(OptionsError::RelayId)?;
         if o.batch_size == 0 {
             return Err(OptionsError::BatchSizeZero);
         }
@@ -469,12 +559,40 @@ mod tests {
         assert!(!o.collect_metrics_on_bucket_zero_owner_only());
         assert_eq!(o.error_backoff(), secs(1));
         assert_eq!(o.max_error_backoff(), secs(30));
-        assert!(o.relay_id().starts_with("relay-"));
-        assert_ne!(
+        let expected = HostName::from_environment()
+            .and_then(|h| default_relay_id(&h.name, "outbox"))
+            .expect("a test machine has a host name");
+        assert_eq!(o.relay_id(), expected, "<host>-<metrics_name>");
+        assert_eq!(
             o.relay_id(),
-            RelayOptions::default().relay_id(),
-            "ids are unique"
+            RelayOptions::builder().build().unwrap().relay_id(),
+            "stable across restarts"
         );
+    }
+
+    #[test]
+    fn the_default_relay_id_follows_the_host_and_the_outbox_name() {
+        let o = RelayOptions::builder()
+            .host_name("orders-relay-0")
+            .metrics_name("orders")
+            .build()
+            .unwrap();
+        assert_eq!(o.relay_id(), "orders-relay-0-orders");
+        assert_eq!(o.relay_id_source(), &RelayIdSource::Host("explicit"));
+        let o = RelayOptions::builder()
+            .metrics_name("orders")
+            .relay_id("mine")
+            .host_name("ignored")
+            .build()
+            .unwrap();
+        assert_eq!(
+            (o.relay_id(), o.relay_id_source()),
+            ("mine", &RelayIdSource::Explicit),
+            "an explicit id wins"
+        );
+        let o = RelayOptions::builder().host_name("\u{1}").build().unwrap();
+        assert!(o.relay_id().starts_with("relay-"), "{}", o.relay_id());
+        assert_eq!(o.relay_id_source(), &RelayIdSource::Generated);
     }
 
     #[test]

@@ -69,6 +69,28 @@ pub struct Acquired {
     /// The held buckets above the relay's share that were kept only because they were
     /// busy: the relay starts no new work there and gives them up at its next acquisition.
     pub surplus: Vec<i32>,
+    /// The buckets of the relay's share it could not claim because another relay holds
+    /// them unexpired (see [`LeasePlan::waiting`](crate::LeasePlan::waiting)).
+    pub waiting: Vec<LeaseWait>,
+    /// The heartbeat found under the relay's id before this call wrote its own; `None`
+    /// when there was none, or when the store cannot tell (which turns off the duplicate
+    /// check of [`judge_heartbeat`](crate::relay_id::judge_heartbeat)).
+    pub heartbeat_before: Option<Timestamp>,
+}
+
+/// A bucket a relay would claim but another relay holds: who, and until when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseWait {
+    /// The bucket.
+    pub bucket: i32,
+    /// The relay holding it.
+    pub holder: String,
+    /// When its lease runs out unless renewed.
+    pub until: Timestamp,
+    /// Whether the holder's heartbeat is live: a live holder above its share hands the
+    /// bucket over at its next acquisition; a silent one (crashed, or stopped without
+    /// releasing) only when the lease expires.
+    pub holder_live: bool,
 }
 
 impl From<Vec<i32>> for Acquired {
@@ -76,7 +98,7 @@ impl From<Vec<i32>> for Acquired {
     fn from(held: Vec<i32>) -> Self {
         Acquired {
             held,
-            surplus: Vec::new(),
+            ..Acquired::default()
         }
     }
 }
@@ -153,7 +175,12 @@ pub trait OutboxStore: Send + Sync + 'static {
     /// Returns every bucket the relay holds afterwards, each valid until
     /// [`LeaseRequest::expires_at`]: what the guarded writes really granted, which may be
     /// less than the plan when another relay won a race; and which of them were kept
-    /// above the share because they were [busy](LeaseRequest::busy). A bucket must never be granted to
+    /// above the share because they were [busy](LeaseRequest::busy). Also reports the
+    /// heartbeat found under the caller's id before its own was written
+    /// ([`Acquired::heartbeat_before`], read in the same snapshot, for the duplicate-id
+    /// check of [`relay_id`](crate::relay_id)) and the plan's
+    /// [`waiting`](crate::LeasePlan::waiting) buckets that were not granted after all
+    /// ([`Acquired::waiting`]). A bucket must never be granted to
     /// two relays whose leases are both unexpired by the writers' clocks. The number of
     /// round trips should not grow with the bucket count, so that an acquisition stays well
     /// inside a lease.

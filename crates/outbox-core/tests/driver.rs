@@ -284,8 +284,18 @@ async fn two_outboxes_in_one_process_are_independent() {
     let (pub_a, pub_b) = (MemoryPublisher::new(), MemoryPublisher::new());
     store_a.enqueue(message(1));
     store_b.enqueue_all([message(2), message(3)]);
-    let a = Relay::spawn(store_a.clone(), pub_a.clone(), options()).unwrap();
-    let b = Relay::spawn(store_b.clone(), pub_b.clone(), options()).unwrap();
+    // Two outboxes carry two names, which also gives them two default relay ids.
+    let named = |name: &str| {
+        RelayOptions::builder()
+            .metrics_name(name)
+            .poll_interval(Duration::from_secs(30))
+            .lease_duration(Duration::from_secs(60))
+            .lease_renew_interval(Duration::from_secs(30))
+            .build()
+            .unwrap()
+    };
+    let a = Relay::spawn(store_a.clone(), pub_a.clone(), named("orders")).unwrap();
+    let b = Relay::spawn(store_b.clone(), pub_b.clone(), named("billing")).unwrap();
     assert_ne!(a.relay_id(), b.relay_id());
     assert!(
         wait_for(

@@ -334,13 +334,13 @@ async fn two_relays_with_one_name_sum_their_buckets() {
     let a = Relay::spawn(
         store.clone(),
         MemoryPublisher::new(),
-        options(name).build().unwrap(),
+        options(name).relay_id("m-two-a").build().unwrap(),
     )
     .unwrap();
     let b = Relay::spawn(
         store.clone(),
         MemoryPublisher::new(),
-        options(name).build().unwrap(),
+        options(name).relay_id("m-two-b").build().unwrap(),
     )
     .unwrap();
     let split = || {

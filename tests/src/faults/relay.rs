@@ -37,6 +37,10 @@ pub struct RelaySpec {
     pub max_error_backoff: Duration,
     /// `RUST_LOG` of the process.
     pub log_filter: String,
+    /// Start without `--relay-id` (and without `OUTBOX_RELAY_ID`), with `POD_NAME` set to
+    /// [`relay_id`](Self::relay_id): the process then runs under its default id,
+    /// `<relay_id>-outbox` (default false).
+    pub default_relay_id: bool,
 }
 
 impl RelaySpec {
@@ -61,6 +65,7 @@ impl RelaySpec {
             max_error_backoff: Duration::from_secs(1),
             // `published` events (debug) carry the bucket: scenario checks read them.
             log_filter: "warn,outbox_relay=info,outbox_core=debug".to_owned(),
+            default_relay_id: false,
         }
     }
 
@@ -85,7 +90,15 @@ impl RelaySpec {
             .try_clone()
             .unwrap_or_else(|e| panic!("log file handle: {e}"));
         let ms = |d: Duration| format!("{}ms", d.as_millis());
-        let child = Command::new(&self.bin)
+        let mut command = Command::new(&self.bin);
+        if self.default_relay_id {
+            command
+                .env_remove("OUTBOX_RELAY_ID")
+                .env("POD_NAME", &self.relay_id);
+        } else {
+            command.args(["--relay-id", &self.relay_id]);
+        }
+        let child = command
             .args(["--database-url", &self.database_url])
             .args(["--brokers", &self.brokers])
             .args(["--messages-table", &self.tables[0]])
@@ -94,7 +107,6 @@ impl RelaySpec {
             .args(["--parked-table", &self.tables[3]])
             .args(["--bucket-count", &self.bucket_count.to_string()])
             .args(["--batch-size", &self.batch_size.to_string()])
-            .args(["--relay-id", &self.relay_id])
             .args(["--lease-duration", &ms(self.lease)])
             .args(["--lease-renew-interval", &ms(self.renew)])
             .args(["--poll-interval", "200ms"])

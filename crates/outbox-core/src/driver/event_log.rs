@@ -127,6 +127,36 @@ impl<S, P> Driver<S, P> {
                     info!(buckets, "leases handed back for the other relays");
                 }
                 RelayEvent::Stopped => info!("relay stopped"),
+                RelayEvent::RelayIdRecentlyUsed {
+                    relay_id,
+                    last_seen,
+                } => warn!(
+                    %relay_id,
+                    last_seen_ms = last_seen.as_millis(),
+                    "a heartbeat younger than a lease was found under this relay id: taking over its leases, assuming it is this relay's crashed predecessor; if another process runs with this id, both stop at the next acquisition with a duplicate relay id error"
+                ),
+                RelayEvent::WaitingForLeases { waiting } if waiting.is_empty() => {
+                    info!("no longer waiting for leases held by other relays")
+                }
+                RelayEvent::WaitingForLeases { waiting } => {
+                    let held: Vec<String> = waiting
+                        .iter()
+                        .map(|w| {
+                            format!(
+                                "bucket {} held by {}{} until {} (epoch)",
+                                w.bucket,
+                                w.holder,
+                                if w.holder_live { "" } else { " (silent)" },
+                                w.until
+                            )
+                        })
+                        .collect();
+                    info!(
+                        buckets = waiting.len(),
+                        held = %held.join(", "),
+                        "waiting for leases held by other relays: a silent holder's lease must expire, a live one hands the bucket over at its next acquisition"
+                    )
+                }
                 RelayEvent::CycleCompleted { elapsed } => {
                     debug!(elapsed_ms = elapsed.as_millis() as u64, "cycle completed")
                 }

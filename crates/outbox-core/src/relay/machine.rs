@@ -13,7 +13,8 @@ use crate::error::{Misconfiguration, StoreError};
 use crate::message::OutboxMessage;
 use crate::options::RelayOptions;
 use crate::publisher::PublishOutcome;
-use crate::store::{Acquired, RenewOutcome, StoreCapabilities};
+use crate::relay_id::{HeartbeatVerdict, judge_heartbeat};
+use crate::store::{Acquired, LeaseWait, RenewOutcome, StoreCapabilities};
 use crate::time::{Monotonic, Now, Timestamp};
 
 /// The acquisition or release in flight (a renewal and a probe are tracked apart: they run
@@ -69,6 +70,13 @@ pub struct RelayMachine {
     cycle_started: Option<Monotonic>,
     /// An acquisition has succeeded ([`RelayEvent::Joined`] was reported).
     joined: bool,
+    /// The heartbeat written by the first successful acquisition.
+    joined_at: Option<Timestamp>,
+    /// The heartbeats this relay sent (acquisitions and renewals) that may still be the
+    /// row's value: what [`judge_heartbeat`] accepts as its own.
+    heartbeats_sent: Vec<Timestamp>,
+    /// The (bucket, holder) pairs last reported by [`RelayEvent::WaitingForLeases`].
+    waiting_reported: Vec<(i32, String)>,
     /// A publish was abandoned during shutdown: its request may still reach the broker,
     /// so the leases are left to run out instead of being handed back.
     abandoned: bool,
@@ -113,6 +121,9 @@ impl RelayMachine {
             reservation_retried: false,
             cycle_started: None,
             joined: false,
+            joined_at: None,
+            heartbeats_sent: Vec::new(),
+            waiting_reported: Vec::new(),
             abandoned: false,
             life: Life::Running,
             events: VecDeque::new(),
@@ -654,7 +665,13 @@ impl RelayMachine {
             Ok(Acquired {
                 held: buckets,
                 surplus,
+                waiting,
+                heartbeat_before,
             }) => {
+                if !self.check_heartbeat(started, heartbeat_before) {
+                    return;
+                }
+                self.report_waiting(waiting);
                 let first = !self.joined;
                 if first {
                     self.joined = true;
@@ -701,6 +718,65 @@ impl RelayMachine {
                 self.control_failed(now, "acquire_leases", error);
             }
         }
+    }
+
+    /// Judges the heartbeat the acquisition that started at `started` found under this
+    /// relay's id. Returns `false` when it shows another live process with the same id:
+    /// the relay has then failed.
+    fn check_heartbeat(&mut self, started: Now, found: Option<Timestamp>) -> bool {
+        let verdict = judge_heartbeat(
+            found,
+            &self.heartbeats_sent,
+            self.joined_at,
+            started.wall,
+            self.options.lease_duration(),
+        );
+        match verdict {
+            HeartbeatVerdict::Own => {}
+            HeartbeatVerdict::RecentPredecessor { last_seen } => {
+                self.events.push_back(RelayEvent::RelayIdRecentlyUsed {
+                    relay_id: self.options.relay_id().to_owned(),
+                    last_seen,
+                });
+            }
+            HeartbeatVerdict::Duplicate { found } => {
+                self.fail(Misconfiguration::DuplicateRelayId {
+                    relay_id: self.options.relay_id().to_owned(),
+                    found_ms: found.as_millis(),
+                });
+                return false;
+            }
+        }
+        self.joined_at.get_or_insert(started.wall);
+        // This acquisition's own heartbeat has landed: older values can only come back
+        // through a renewal still in flight, which keeps its own.
+        let renewing = self.renewing.map(|r| r.wall);
+        self.heartbeats_sent
+            .retain(|v| *v >= started.wall || Some(*v) == renewing);
+        true
+    }
+
+    /// Reports the buckets waited for when the (bucket, holder) set changes.
+    fn report_waiting(&mut self, waiting: Vec<LeaseWait>) {
+        let now: Vec<(i32, String)> = waiting
+            .iter()
+            .map(|w| (w.bucket, w.holder.clone()))
+            .collect();
+        if now != self.waiting_reported {
+            self.waiting_reported = now;
+            self.events
+                .push_back(RelayEvent::WaitingForLeases { waiting });
+        }
+    }
+
+    /// Remembers a heartbeat sent, so that [`judge_heartbeat`] knows it as this relay's.
+    /// Bounded: only a long run of failed calls grows it, and their values are old.
+    fn sent_heartbeat(&mut self, now: Timestamp) {
+        const KEEP: usize = 1024;
+        if self.heartbeats_sent.len() >= KEEP {
+            self.heartbeats_sent.remove(0);
+        }
+        self.heartbeats_sent.push(now);
     }
 
     /// Result of [`Command::ProbePending`].
@@ -981,6 +1057,7 @@ impl RelayMachine {
             started: now,
             busy: busy.clone(),
         };
+        self.sent_heartbeat(now.wall);
         Command::AcquireLeases {
             now: now.wall,
             busy,
@@ -989,6 +1066,7 @@ impl RelayMachine {
 
     fn start_renewal(&mut self, now: Now) -> Command {
         self.renewing = Some(now);
+        self.sent_heartbeat(now.wall);
         Command::RenewLeases {
             now: now.wall,
             buckets: self.leases.owned().iter().copied().collect(),

@@ -52,7 +52,7 @@ use crate::error::{Misconfiguration, PublishError, StoreError};
 use crate::message::OutboxMessage;
 use crate::park::{HoldKey, ParkOutcome, ParkRow};
 use crate::publisher::PublishOutcome;
-use crate::store::{Acquired, RenewOutcome};
+use crate::store::{Acquired, LeaseWait, RenewOutcome};
 use crate::time::{Monotonic, Timestamp};
 
 /// Work the caller must carry out and report back as an [`Outcome`].
@@ -317,6 +317,24 @@ pub enum RelayEvent {
     },
     /// The relay stopped for good because of a misconfiguration.
     Fatal(Misconfiguration),
+    /// The first acquisition found a heartbeat younger than a lease under this relay's
+    /// id, written by another process: most likely this id's crashed predecessor, whose
+    /// leases were taken over at once. Were it a live process, the next acquisition
+    /// finds out and the relay stops with
+    /// [`Misconfiguration::DuplicateRelayId`].
+    RelayIdRecentlyUsed {
+        /// The id.
+        relay_id: String,
+        /// The heartbeat found.
+        last_seen: Timestamp,
+    },
+    /// The buckets of this relay's share that other relays hold (see
+    /// [`LeasePlan::waiting`](crate::LeasePlan::waiting)) changed; empty when it no longer
+    /// waits. Reported once per change, not per acquisition.
+    WaitingForLeases {
+        /// Each bucket, its holder and the holder's expiry.
+        waiting: Vec<LeaseWait>,
+    },
     /// A stopping relay handed its leases back (see
     /// [`OutboxStore::release_leases`](crate::OutboxStore::release_leases)).
     LeasesReleased {

@@ -175,6 +175,72 @@ where
     renewal_extends_held_leases_and_reports_lost_ones(&make().await).await;
     released_leases_are_taken_at_once(&make().await).await;
     backlog_metrics_count_and_age(&make().await).await;
+    acquisition_reports_the_heartbeat_it_replaced(&make().await).await;
+    acquisition_reports_the_buckets_it_waits_for(&make().await).await;
+}
+
+/// An acquisition reports the heartbeat found under the caller's id before it wrote its
+/// own: none at first, then the caller's previous one, and whatever another process
+/// wrote under the same id (what the duplicate-id check judges). Other ids' heartbeats
+/// are not reported.
+pub async fn acquisition_reports_the_heartbeat_it_replaced(fx: &impl StoreFixture) {
+    let (a, twin) = (fx.store().await, fx.store().await);
+    let before = |acquired: crate::store::Acquired| acquired.heartbeat_before;
+    assert_eq!(
+        before(acquire_busy(&a, "relay-a", at(0), &[]).await),
+        None,
+        "store contract: a new id has no heartbeat yet"
+    );
+    assert_eq!(
+        before(acquire_busy(&twin, "relay-b", at(1), &[]).await),
+        None,
+        "store contract: another id's heartbeat is not reported"
+    );
+    assert_eq!(
+        before(acquire_busy(&a, "relay-a", at(2), &[]).await),
+        Some(at(0)),
+        "store contract: the caller's previous heartbeat is reported"
+    );
+    assert_eq!(
+        before(acquire_busy(&twin, "relay-a", at(3), &[]).await),
+        Some(at(2)),
+        "store contract: a second process under the same id sees the first one's heartbeat"
+    );
+    assert_eq!(
+        before(acquire_busy(&a, "relay-a", at(4), &[]).await),
+        Some(at(3)),
+        "store contract: and the first sees the second's"
+    );
+}
+
+/// When the caller's claims fall short of its share because other relays hold live
+/// leases, the acquisition names the buckets, their holder and expiry, as planned by
+/// [`plan_acquisition`](crate::plan_acquisition).
+pub async fn acquisition_reports_the_buckets_it_waits_for(fx: &impl StoreFixture) {
+    let (a, b) = (fx.store().await, fx.store().await);
+    assert_eq!(acquire(&a, "relay-a", at(0)).await.len(), 8);
+    let newcomer = acquire_busy(&b, "relay-b", at(1), &[]).await;
+    assert!(newcomer.held.is_empty());
+    assert_eq!(
+        newcomer
+            .waiting
+            .iter()
+            .map(|w| (w.bucket, w.holder.as_str(), w.until, w.holder_live))
+            .collect::<Vec<_>>(),
+        (0..4)
+            .map(|b| (b, "relay-a", at(0).saturating_add(LEASE), true))
+            .collect::<Vec<_>>(),
+        "store contract: the newcomer waits for its share of relay-a's live leases"
+    );
+    // relay-a hands its surplus over; relay-b claims it and waits no more.
+    assert_eq!(acquire(&a, "relay-a", at(2)).await, vec![0, 1, 2, 3]);
+    let settled = acquire_busy(&b, "relay-b", at(3), &[]).await;
+    assert_eq!(settled.held, vec![4, 5, 6, 7]);
+    assert!(
+        settled.waiting.is_empty(),
+        "store contract: nothing to wait for once the share is held: {:?}",
+        settled.waiting
+    );
 }
 
 /// One relay alone gets every bucket and keeps them on re-acquisition.

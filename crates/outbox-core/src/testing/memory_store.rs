@@ -267,6 +267,7 @@ impl OutboxStore for MemoryStore {
         // Heartbeat, snapshot, plan and writes all under one lock: the acquisition is
         // atomic here, which a database only approximates with its guarded writes.
         let me = request.relay_id;
+        let heartbeat_before = state.tables.relays.get(me).copied();
         state.tables.heartbeat(me, request.now);
         let plan = plan_acquisition(
             &state.tables,
@@ -283,7 +284,12 @@ impl OutboxStore for MemoryStore {
             .copied()
             .filter(|b| held.contains(b))
             .collect();
-        Ok(Acquired { held, surplus })
+        Ok(Acquired {
+            held,
+            surplus,
+            waiting: plan.waiting,
+            heartbeat_before,
+        })
     }
 
     async fn buckets_with_pending(

@@ -438,7 +438,7 @@ impl World {
 
     fn options(&self, relay: usize) -> RelayOptions {
         let mut b = RelayOptions::builder()
-            .relay_id(format!("relay-{relay}-{}", self.relays[relay].generation))
+            .relay_id(relay_id(relay))
             .schema(self.config.schema().clone())
             .batch_size(self.sc.batch_size)
             .poll_interval(Duration::from_secs(1))
@@ -863,7 +863,7 @@ impl World {
         if is_store && (fail_before || fail_after) {
             self.stats.store_errors += 1;
         }
-        let relay_id = format!("relay-{relay}-{generation}");
+        let relay_id = relay_id(relay);
         let bucket_count = self.sc.bucket_count;
         let lease_duration = Duration::from_millis(LEASE_MS);
         let unavailable = || StoreError::unavailable("injected store fault");
@@ -1100,7 +1100,8 @@ impl World {
     }
 
     fn note_takeovers(&mut self, relay: usize, generation: u32) {
-        let me = format!("relay-{relay}-{generation}");
+        let _ = generation;
+        let me = relay_id(relay);
         let now_owned: BTreeSet<i32> = self
             .store
             .leases()
@@ -1412,4 +1413,12 @@ fn describe(command: &Command) -> String {
         }
         other => format!("{other:?}"),
     }
+}
+
+/// A relay's id: the same for every process (generation) in its slot, as the default id
+/// is for a process restarted on the same host, so that restarts after a crash take the
+/// leases back at once and exercise the duplicate-id check (a false positive would stop a
+/// relay with an unexpected fatal error).
+fn relay_id(relay: usize) -> String {
+    format!("relay-{relay}")
 }

@@ -15,6 +15,7 @@ mod kill;
 mod misconfigured;
 mod pause;
 mod poisoned;
+mod restart_default_id;
 mod rolling;
 mod slow_lease;
 

@@ -5,8 +5,10 @@
 //! The policy is [`outbox_core::plan_acquisition`]; this module only reads its input and
 //! executes its plan, in a number of statements that does not depend on the bucket count:
 //!
-//! 1. Heartbeat: upsert `(relay_id, now)`.
-//! 2. Read the heartbeats, then the lease rows: the [`LeaseSnapshot`].
+//! 1. Read the heartbeats (the value found under the caller's id is reported as
+//!    [`Acquired::heartbeat_before`], for the duplicate-id check), then write the
+//!    caller's: upsert `(relay_id, now)`.
+//! 2. Read the lease rows: with the heartbeats, the [`LeaseSnapshot`].
 //! 3. Plan, then execute, each step one statement and skipped when its set is empty:
 //!    forget long-silent heartbeats; insert the missing lease rows (insert-if-absent);
 //!    release (`owner = NULL, expires_at_ms = 0 WHERE bucket IN (..) AND owner = me`);
@@ -50,9 +52,15 @@ pub(crate) async fn acquire(
     let me = request.relay_id;
     check_relay_id(me)?;
     let bucket_count = bucket_count_i32(request.bucket_count)?;
+    // The heartbeats are read before this relay writes its own, so that the value found
+    // under its id can be judged (`outbox_core::relay_id::judge_heartbeat`, in the
+    // machine); the snapshot then gets the value just written, as if read after it.
+    let mut relays = read_relays(db, tables).await?;
+    let heartbeat_before = relays.get(me).copied();
     heartbeat(db, tables, me, request.now.as_millis()).await?;
+    relays.insert(me.to_owned(), request.now);
     let snapshot = LeaseSnapshot {
-        relays: read_relays(db, tables).await?,
+        relays,
         leases: read_leases(db, tables).await?,
     };
     let plan = plan_acquisition(
@@ -70,7 +78,17 @@ pub(crate) async fn acquire(
         .copied()
         .filter(|b| held.contains(b))
         .collect();
-    Ok(Acquired { held, surplus })
+    let waiting = plan
+        .waiting
+        .into_iter()
+        .filter(|w| !held.contains(&w.bucket))
+        .collect();
+    Ok(Acquired {
+        held,
+        surplus,
+        waiting,
+        heartbeat_before,
+    })
 }
 
 /// Writes `plan`, each step one guarded statement; returns the buckets held afterwards.

@@ -9,6 +9,7 @@ mod backoff;
 mod budget;
 mod concurrency;
 mod discovery;
+mod identity;
 mod lease_loss;
 mod leases;
 mod parking;
