@@ -65,18 +65,17 @@
 //! let db = outbox::seaorm::connect("postgres://app@localhost/app").await?;
 //! Migrator::up(&db, None).await?;
 //!
-//! // One relay per process; writers and relays share one schema.
-//! let schema = OutboxSchema::default();
-//! let options = RelayOptions::builder().schema(schema.clone()).build()?;
+//! // One relay per process. The store knows the schema (table names, bucket count,
+//! // message-id header); the relay and its writer take it from there.
+//! let store = SeaOrmStore::new(db.clone(), OutboxSchema::default())?;
 //! let publisher = KafkaPublisher::builder(["localhost:9092"])
-//!     .schema(&schema)
 //!     .compression(Compression::Snappy)
 //!     .build()?;
-//! let relay = Relay::spawn(SeaOrmStore::new(db.clone(), schema.clone())?, publisher, options)?;
-//! let outbox = Outbox::new(schema).with_notifier(relay.notifier());
+//! let relay = Relay::builder(store, publisher).spawn()?;
 //!
-//! // The business change and its message commit together, or not at all.
-//! let txn = outbox.begin(&db).await?;
+//! // The business change and its message commit together, or not at all; the commit
+//! // wakes the relay through the writer the handle gives.
+//! let txn = relay.outbox().begin(&db).await?;
 //! txn.enqueue(OutboxMessage::builder("orders").key("order-7").value(r#"{"id":7}"#))
 //!     .await?;
 //! txn.commit().await?;
@@ -118,16 +117,21 @@ pub mod notify {
 
 /// The types and traits a service names most: `use outbox::prelude::*;`.
 pub mod prelude {
-    pub use outbox_core::driver::Relay;
+    pub use outbox_core::driver::{Relay, RelayHandle, RelayState};
     pub use outbox_core::{
         OutboxMessage, OutboxSchema, OutboxStore, Publisher, RelayOptions, StoreError,
     };
+
+    #[cfg(any(feature = "notify-postgres", feature = "notify-redis"))]
+    pub use outbox_notify::RelayBuilderExt;
 
     #[cfg(feature = "kafka")]
     pub use outbox_kafka::{Compression, KafkaPublisher};
 
     #[cfg(feature = "seaorm")]
-    pub use outbox_seaorm::{EnqueueError, Outbox, OutboxTransaction, SeaOrmStore};
+    pub use outbox_seaorm::{
+        ConnectSettings, EnqueueError, Outbox, OutboxTransaction, SeaOrmStore,
+    };
 
     #[cfg(feature = "seaorm")]
     pub use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait};
