@@ -856,6 +856,44 @@ mod tests {
         assert_eq!(c.relay.poll_interval(), Duration::from_millis(250));
         assert_eq!(c.relay.schema().tables().messages(), "orders_outbox");
         assert_eq!(c.relay.schema().bucket_count().get(), 32);
+        // The log format and the notification transport come from the file too.
+        std::fs::write(
+            &path,
+            "database_url = \"postgres://db/x\"\nbrokers = \"k:9092\"\nlog_format = \"json\"\nnotify = \"postgres\"\nnotify_channel = \"orders_prod\"\n",
+        )
+        .unwrap();
+        let c = cli(&["--config", path.to_str().unwrap()])
+            .resolve()
+            .unwrap();
+        assert_eq!(c.log_format, LogFormat::Json);
+        let notify = c.notify.unwrap();
+        assert_eq!(notify.kind, NotifyKind::Postgres);
+        assert_eq!(notify.url, "postgres://db/x", "the database by default");
+        assert_eq!(notify.channel.as_str(), "orders_prod");
+        let c = cli(&[
+            "--config",
+            path.to_str().unwrap(),
+            "--log-format",
+            "text",
+            "--notify",
+            "none",
+            "--notify-channel",
+            "x",
+        ])
+        .resolve();
+        assert!(
+            c.unwrap_err().to_string().contains("notify-channel"),
+            "a channel without a transport is a mistake"
+        );
+        std::fs::write(
+            &path,
+            "database_url = \"postgres://db/x\"\nbrokers = \"k:9092\"\nlog_format = \"xml\"\n",
+        )
+        .unwrap();
+        let e = cli(&["--config", path.to_str().unwrap()])
+            .resolve()
+            .unwrap_err();
+        assert!(e.to_string().contains("log-format"), "{e}");
         std::fs::write(&path, "databse_url = \"typo\"\n").unwrap();
         let e = cli(&["--config", path.to_str().unwrap()])
             .resolve()
