@@ -12,6 +12,25 @@ use outbox_core::{
 use serde::Deserialize;
 
 use crate::duration::parse_duration;
+use crate::logging::LogFormat;
+use crate::notify::{NotifyConfig, NotifyKind};
+
+/// Default `--client-id`.
+pub const DEFAULT_CLIENT_ID: &str = "outbox-relay";
+/// Default `--listen`: loopback only, so the endpoints are not exposed by accident.
+pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
+    std::net::Ipv4Addr::LOCALHOST,
+    9464,
+));
+/// Default `--shutdown-grace`.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// Default `--migrate`: the tables are the application's to create.
+pub const DEFAULT_MIGRATE: bool = false;
+/// Default `--tls`.
+pub const DEFAULT_TLS: bool = false;
+/// Default `--backlog-sampling`: on for the binary (the library's default is off), since
+/// a standalone relay is where an operator reads the backlog gauges.
+pub const DEFAULT_BACKLOG_SAMPLING: bool = true;
 
 /// Command line. Every option can also come from the environment (`OUTBOX_...`) or the
 /// TOML file named by `--config` (same names, `-` becomes `_`).
@@ -25,7 +44,19 @@ deleting each row only after the broker acknowledged it. Run any number of insta
 against one outbox: they divide its buckets between them.\n\n\
 Precedence: command-line flag, then environment variable, then the --config file, then the default.\n\
 Durations are written like 500ms, 30s, 2m or 1h.\n\n\
-Endpoints on --listen: /metrics (Prometheus), /healthz (the relay runs), /readyz (leases acquired).\n\
+Endpoints on --listen, served from the start: /metrics (Prometheus), /healthz (200 while the \
+process runs), /readyz (200 once the database and the brokers answer and the leases are \
+acquired; otherwise 503 with a body naming what it waits for, its address and last error).\n\n\
+Dependencies: the database and the brokers are connected with retries, never a reason to \
+exit: the first attempt at once, the next after --error-backoff, doubling up to \
+--max-error-backoff, each failure one WARN line (what, where with the password redacted, \
+the error, retry_in_ms). While running, each is checked every --lease-renew-interval (a TCP \
+connection to the database and a ping on a connection of its own; a TCP connection to one \
+bootstrap server); a failing one makes /readyz 503 naming it until it answers again, while \
+the relay keeps retrying its own work.\n\n\
+Logs: standard output, text or --log-format json; this project's crates at INFO and \
+everything else at WARN unless RUST_LOG says otherwise; colour only on a terminal without \
+NO_COLOR.\n\n\
 Exit status: 0 after SIGTERM/SIGINT, 1 on invalid configuration, 2 on a fatal misconfiguration \
 found at run time (for example a writer using a larger bucket count)."
 )]
@@ -56,7 +87,7 @@ pub struct Cli {
     /// Relays (heartbeat) table name.
     #[arg(long, env = "OUTBOX_RELAYS_TABLE", global = true)]
     pub relays_table: Option<String>,
-    /// Parked-rows table name. Default outbox_parked.
+    /// Parked-rows table name.
     #[arg(long, env = "OUTBOX_PARKED_TABLE", global = true)]
     pub parked_table: Option<String>,
 
@@ -85,68 +116,87 @@ pub struct Cli {
     /// This relay's id in the lease tables (default: generated).
     #[arg(long, env = "OUTBOX_RELAY_ID")]
     pub relay_id: Option<String>,
-    /// Ordering buckets; identical for every writer and relay of the outbox. Default 8.
+    /// Ordering buckets; identical for every writer and relay of the outbox.
     #[arg(long, env = "OUTBOX_BUCKET_COUNT")]
     pub bucket_count: Option<u32>,
-    /// Rows per batch. Default 500.
+    /// Rows per batch.
     #[arg(long, env = "OUTBOX_BATCH_SIZE")]
     pub batch_size: Option<usize>,
-    /// Fallback discovery interval. Default 1s.
+    /// Fallback discovery interval (commit notifications cut idle waits short).
     #[arg(long, env = "OUTBOX_POLL_INTERVAL", value_parser = parse_duration)]
     pub poll_interval: Option<Duration>,
-    /// Lease duration. Default 30s.
+    /// Lease duration.
     #[arg(long, env = "OUTBOX_LEASE_DURATION", value_parser = parse_duration)]
     pub lease_duration: Option<Duration>,
-    /// Lease renewal interval. Default 10s.
+    /// Lease renewal interval; also the pause between two dependency checks while running.
     #[arg(long, env = "OUTBOX_LEASE_RENEW_INTERVAL", value_parser = parse_duration)]
     pub lease_renew_interval: Option<Duration>,
     /// Whole-call publish budget (only needed for stores without lease renewal).
     #[arg(long, env = "OUTBOX_MAX_PUBLISH_DURATION", value_parser = parse_duration)]
     pub max_publish_duration: Option<Duration>,
     /// Largest produce request in bytes; writers must use the same value (it is their
-    /// record-size limit). Default 1048576.
+    /// record-size limit).
     #[arg(long, env = "OUTBOX_MAX_REQUEST_SIZE", value_name = "BYTES")]
     pub max_request_size: Option<usize>,
-    /// Header carrying the message id. Default x-outbox-message-id.
+    /// Header carrying the message id.
     #[arg(long, env = "OUTBOX_MESSAGE_ID_HEADER")]
     pub message_id_header: Option<String>,
-    /// Value of the outbox.name metric label. Default outbox.
+    /// Value of the outbox.name metric label.
     #[arg(long, env = "OUTBOX_METRICS_NAME")]
     pub metrics_name: Option<String>,
-    /// Sample the backlog for the pending-message gauges. Default true here.
+    /// Sample the backlog for the pending-message gauges.
     #[arg(long, env = "OUTBOX_BACKLOG_SAMPLING")]
     pub backlog_sampling: Option<bool>,
-    /// Pause after each backlog sample. Default 30s.
+    /// Pause after each backlog sample.
     #[arg(long, env = "OUTBOX_METRICS_INTERVAL", value_parser = parse_duration)]
     pub metrics_interval: Option<Duration>,
-    /// Deadline of one backlog sample. Default 5s.
+    /// Deadline of one backlog sample.
     #[arg(long, env = "OUTBOX_METRICS_TIMEOUT", value_parser = parse_duration)]
     pub metrics_timeout: Option<Duration>,
-    /// Sample the backlog only on the relay holding bucket 0. Default false.
+    /// Sample the backlog only on the relay holding bucket 0.
     #[arg(long, env = "OUTBOX_METRICS_BUCKET_ZERO_ONLY")]
     pub metrics_bucket_zero_only: Option<bool>,
     /// Permanent failures of one row before it is parked; `never` retries it forever (its
-    /// bucket then waits behind it). Default 3.
+    /// bucket then waits behind it).
     #[arg(long, env = "OUTBOX_MAX_PUBLISH_ATTEMPTS", value_name = "N|never")]
     pub max_publish_attempts: Option<String>,
     /// What happens to a parked row's key: hold-key (its later rows are parked behind it,
-    /// order kept) or skip-row (they are published, order broken). Default hold-key.
+    /// order kept) or skip-row (they are published, order broken).
     #[arg(long, env = "OUTBOX_PARK_POLICY", value_name = "hold-key|skip-row")]
     pub park_policy: Option<String>,
-    /// First backoff after a failure. Default 1s.
+    /// First backoff after a failure (also the first wait before reconnecting the database
+    /// or the brokers); doubles per consecutive failure.
     #[arg(long, env = "OUTBOX_ERROR_BACKOFF", value_parser = parse_duration)]
     pub error_backoff: Option<Duration>,
-    /// Backoff ceiling. Default 30s.
+    /// Backoff ceiling.
     #[arg(long, env = "OUTBOX_MAX_ERROR_BACKOFF", value_parser = parse_duration)]
     pub max_error_backoff: Option<Duration>,
 
-    /// Address of the /metrics, /healthz and /readyz endpoints. Default 127.0.0.1:9464.
+    /// Address of the /metrics, /healthz and /readyz endpoints.
     #[arg(long, env = "OUTBOX_LISTEN", value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
     /// How long an in-flight publish may finish after SIGTERM before it is abandoned
-    /// (nothing is deleted then). Default 10s.
+    /// (nothing is deleted then).
     #[arg(long, env = "OUTBOX_SHUTDOWN_GRACE", value_parser = parse_duration)]
     pub shutdown_grace: Option<Duration>,
+
+    /// Log line format: text, or json (one JSON object per line). RUST_LOG sets the
+    /// filter.
+    #[arg(long, env = "OUTBOX_LOG_FORMAT", value_name = "text|json", value_parser = parse_log_format)]
+    pub log_format: Option<LogFormat>,
+
+    /// Cross-process commit notifications: none (polling only), postgres (LISTEN/NOTIFY)
+    /// or redis (pub/sub). Hints only wake the relay early; polling stays on.
+    #[arg(long, env = "OUTBOX_NOTIFY", value_name = "none|postgres|redis", value_parser = parse_notify_kind)]
+    pub notify: Option<NotifyKind>,
+    /// Server of the notifications: required for redis; for postgres the database URL
+    /// when not set.
+    #[arg(long, env = "OUTBOX_NOTIFY_URL", value_name = "URL")]
+    pub notify_url: Option<String>,
+    /// Notification channel, the same on every writer and relay of the outbox
+    /// (a-z, 0-9 and _, at most 63 bytes).
+    #[arg(long, env = "OUTBOX_NOTIFY_CHANNEL", value_name = "NAME")]
+    pub notify_channel: Option<String>,
 }
 
 /// The same options as a TOML file; unknown keys are an error.
@@ -187,6 +237,10 @@ pub struct FileConfig {
     max_error_backoff: Option<String>,
     listen: Option<String>,
     shutdown_grace: Option<String>,
+    log_format: Option<String>,
+    notify: Option<String>,
+    notify_url: Option<String>,
+    notify_channel: Option<String>,
 }
 
 /// A configuration problem, naming the option.
@@ -265,6 +319,10 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Shutdown grace.
     pub shutdown_grace: Duration,
+    /// Log line format.
+    pub log_format: LogFormat,
+    /// The commit-notification transport, if any.
+    pub notify: Option<NotifyConfig>,
 }
 
 /// The database URL from the flag/environment or the file, with a supported scheme.
@@ -326,6 +384,24 @@ fn parse_attempts(text: &str) -> Result<Option<std::num::NonZeroU32>, ConfigErro
             option: "max-publish-attempts",
             reason: format!("{text:?} is neither a positive number nor `never`"),
         })
+}
+
+/// The name `--park-policy` takes for `policy` (`None` for a policy the binary does not
+/// offer).
+pub fn park_policy_name(policy: ParkPolicy) -> Option<&'static str> {
+    match policy {
+        ParkPolicy::HoldKey => Some("hold-key"),
+        ParkPolicy::SkipRow => Some("skip-row"),
+        _ => None,
+    }
+}
+
+fn parse_log_format(text: &str) -> Result<LogFormat, String> {
+    text.parse()
+}
+
+fn parse_notify_kind(text: &str) -> Result<NotifyKind, String> {
+    text.parse()
 }
 
 fn parse_park_policy(text: &str) -> Result<ParkPolicy, ConfigError> {
@@ -463,7 +539,7 @@ impl Cli {
                     option: "listen",
                     reason: format!("{text:?}: {e}"),
                 })?,
-                None => SocketAddr::from(([127, 0, 0, 1], 9464)),
+                None => DEFAULT_LISTEN,
             },
         };
 
@@ -559,7 +635,7 @@ impl Cli {
         b = b.backlog_sampling(
             self.backlog_sampling
                 .or(file.backlog_sampling)
-                .unwrap_or(true),
+                .unwrap_or(DEFAULT_BACKLOG_SAMPLING),
         );
         if let Some(v) = self
             .metrics_bucket_zero_only
@@ -571,22 +647,55 @@ impl Cli {
         let shutdown_grace = match self.shutdown_grace {
             Some(d) => d,
             None => file_duration("shutdown-grace", file.shutdown_grace)?
-                .unwrap_or(Duration::from_secs(10)),
+                .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
         };
+        let log_format = match self.log_format {
+            Some(format) => format,
+            None => file
+                .log_format
+                .map(|text| parse_log_format(&text))
+                .transpose()
+                .map_err(|reason| ConfigError::Invalid {
+                    option: "log-format",
+                    reason,
+                })?
+                .unwrap_or_default(),
+        };
+        let notify_kind = match self.notify {
+            Some(kind) => kind,
+            None => file
+                .notify
+                .map(|text| parse_notify_kind(&text))
+                .transpose()
+                .map_err(|reason| ConfigError::Invalid {
+                    option: "notify",
+                    reason,
+                })?
+                .unwrap_or_default(),
+        };
+        let notify = crate::notify::resolve(
+            notify_kind,
+            self.notify_url.or(file.notify_url),
+            self.notify_channel.or(file.notify_channel),
+            &database_url,
+            relay.schema().tables(),
+        )?;
         Ok(Config {
             database_url,
-            migrate: self.migrate.or(file.migrate).unwrap_or(false),
+            migrate: self.migrate.or(file.migrate).unwrap_or(DEFAULT_MIGRATE),
             brokers,
             client_id: self
                 .client_id
                 .or(file.client_id)
-                .unwrap_or_else(|| "outbox-relay".to_owned()),
-            tls: self.tls.or(file.tls).unwrap_or(false),
+                .unwrap_or_else(|| DEFAULT_CLIENT_ID.to_owned()),
+            tls: self.tls.or(file.tls).unwrap_or(DEFAULT_TLS),
             tls_ca_file: self.tls_ca_file.or(file.tls_ca_file),
             sasl,
             relay,
             listen,
             shutdown_grace,
+            log_format,
+            notify,
         })
     }
 }
@@ -747,6 +856,44 @@ mod tests {
         assert_eq!(c.relay.poll_interval(), Duration::from_millis(250));
         assert_eq!(c.relay.schema().tables().messages(), "orders_outbox");
         assert_eq!(c.relay.schema().bucket_count().get(), 32);
+        // The log format and the notification transport come from the file too.
+        std::fs::write(
+            &path,
+            "database_url = \"postgres://db/x\"\nbrokers = \"k:9092\"\nlog_format = \"json\"\nnotify = \"postgres\"\nnotify_channel = \"orders_prod\"\n",
+        )
+        .unwrap();
+        let c = cli(&["--config", path.to_str().unwrap()])
+            .resolve()
+            .unwrap();
+        assert_eq!(c.log_format, LogFormat::Json);
+        let notify = c.notify.unwrap();
+        assert_eq!(notify.kind, NotifyKind::Postgres);
+        assert_eq!(notify.url, "postgres://db/x", "the database by default");
+        assert_eq!(notify.channel.as_str(), "orders_prod");
+        let c = cli(&[
+            "--config",
+            path.to_str().unwrap(),
+            "--log-format",
+            "text",
+            "--notify",
+            "none",
+            "--notify-channel",
+            "x",
+        ])
+        .resolve();
+        assert!(
+            c.unwrap_err().to_string().contains("notify-channel"),
+            "a channel without a transport is a mistake"
+        );
+        std::fs::write(
+            &path,
+            "database_url = \"postgres://db/x\"\nbrokers = \"k:9092\"\nlog_format = \"xml\"\n",
+        )
+        .unwrap();
+        let e = cli(&["--config", path.to_str().unwrap()])
+            .resolve()
+            .unwrap_err();
+        assert!(e.to_string().contains("log-format"), "{e}");
         std::fs::write(&path, "databse_url = \"typo\"\n").unwrap();
         let e = cli(&["--config", path.to_str().unwrap()])
             .resolve()

@@ -73,6 +73,21 @@ pub async fn store(config: &Config) -> Result<SeaOrmStore, StartError> {
         .map_err(|e| StartError::Database(e.to_string()))
 }
 
+/// The dependency watch's own connection (one, with short timeouts): its pings never wait
+/// behind the relay's lanes, and a database that stops answering fails them promptly.
+pub async fn watch_connection(config: &Config) -> Result<DatabaseConnection, StartError> {
+    let mut options = ConnectSettings::new(config.database_url.as_str())
+        .max_connections(1)
+        .options();
+    options
+        .min_connections(0)
+        .connect_timeout(crate::probe::PROBE_TIMEOUT)
+        .acquire_timeout(crate::probe::PROBE_TIMEOUT);
+    sea_orm::Database::connect(options)
+        .await
+        .map_err(|e| StartError::Database(e.to_string()))
+}
+
 /// The store for the operator commands: one connection, no migration.
 pub async fn operator_store(
     database: &crate::config::DatabaseConfig,

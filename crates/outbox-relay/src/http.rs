@@ -5,25 +5,17 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// What the endpoints report.
-#[derive(Debug, Default)]
-pub struct Health {
-    /// The relay task is alive.
-    pub live: AtomicBool,
-    /// Leases were acquired at least once (the relay is doing its job).
-    pub ready: AtomicBool,
-}
+use crate::readiness::Readiness;
 
 /// Serves until the task is aborted. `render` produces the Prometheus text.
 pub async fn serve(
     listener: TcpListener,
-    health: Arc<Health>,
+    health: Arc<Readiness>,
     render: Arc<dyn Fn() -> String + Send + Sync>,
 ) {
     loop {
@@ -47,7 +39,7 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 
 async fn answer(
     mut socket: TcpStream,
-    health: &Health,
+    health: &Readiness,
     render: &(dyn Fn() -> String + Send + Sync),
 ) -> std::io::Result<()> {
     let mut head = Vec::with_capacity(512);
@@ -65,8 +57,12 @@ async fn answer(
     let path = path.split('?').next().unwrap_or("");
     let (status, content_type, body) = match (method, path) {
         ("GET", "/metrics") => ("200 OK", "text/plain; version=0.0.4", render()),
-        ("GET", "/healthz") => probe(health.live.load(Ordering::Acquire)),
-        ("GET", "/readyz") => probe(health.ready.load(Ordering::Acquire)),
+        ("GET", "/healthz") => probe(if health.is_live() {
+            Ok(())
+        } else {
+            Err("the relay has stopped".to_owned())
+        }),
+        ("GET", "/readyz") => probe(health.check()),
         ("GET", _) => ("404 Not Found", "text/plain", "not found\n".to_owned()),
         _ => (
             "405 Method Not Allowed",
@@ -82,14 +78,9 @@ async fn answer(
     socket.shutdown().await
 }
 
-fn probe(ok: bool) -> (&'static str, &'static str, String) {
-    if ok {
-        ("200 OK", "text/plain", "ok\n".to_owned())
-    } else {
-        (
-            "503 Service Unavailable",
-            "text/plain",
-            "not yet\n".to_owned(),
-        )
+fn probe(outcome: Result<(), String>) -> (&'static str, &'static str, String) {
+    match outcome {
+        Ok(()) => ("200 OK", "text/plain", "ok\n".to_owned()),
+        Err(why) => ("503 Service Unavailable", "text/plain", format!("{why}\n")),
     }
 }
