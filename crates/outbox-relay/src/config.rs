@@ -113,7 +113,10 @@ pub struct Cli {
     #[arg(long, env = "OUTBOX_SASL_PASSWORD", hide_env_values = true)]
     pub sasl_password: Option<String>,
 
-    /// This relay's id in the lease tables (default: generated).
+    /// This relay's id in the lease tables. Default: `<host>-<metrics name>`, the host from
+    /// POD_NAME, HOSTNAME or the kernel's host name: stable across restarts, so a relay
+    /// restarted after a crash takes its own leases back at once (docs/relay-id.md). Two
+    /// live relays of one outbox on one host need explicit, distinct ids.
     #[arg(long, env = "OUTBOX_RELAY_ID")]
     pub relay_id: Option<String>,
     /// Ordering buckets; identical for every writer and relay of the outbox.
