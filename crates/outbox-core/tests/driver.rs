@@ -2,7 +2,11 @@
 // Tests report failures by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::Duration;
+
+use common::{wait_for, woken_only_options as options};
 
 use outbox_core::driver::{Relay, RelayError};
 use outbox_core::testing::contract::row;
@@ -10,28 +14,6 @@ use outbox_core::testing::{MemoryPublisher, MemoryStore};
 use outbox_core::{
     CommitNotifier, Misconfiguration, OutboxMessage, RelayOptions, StoreCapabilities,
 };
-
-fn options() -> RelayOptions {
-    // A long poll interval and renewal cadence: anything published quickly was woken
-    // by a notification, not found by polling.
-    RelayOptions::builder()
-        .poll_interval(Duration::from_secs(30))
-        .lease_duration(Duration::from_secs(60))
-        .lease_renew_interval(Duration::from_secs(30))
-        .build()
-        .unwrap()
-}
-
-async fn wait_for(mut done: impl FnMut() -> bool, within: Duration) -> bool {
-    let deadline = tokio::time::Instant::now() + within;
-    while tokio::time::Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    done()
-}
 
 fn message(bucket: i32) -> OutboxMessage {
     row(bucket, 0)

@@ -3,6 +3,9 @@
 // Tests report failures by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{wait_for, woken_only_options as options};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,27 +20,6 @@ use outbox_core::{
 };
 use tokio::sync::{Semaphore, oneshot};
 use tokio::time::Instant;
-
-/// A 30 s poll interval: anything published within a second was woken by a commit.
-fn options() -> RelayOptions {
-    RelayOptions::builder()
-        .poll_interval(Duration::from_secs(30))
-        .lease_duration(Duration::from_secs(60))
-        .lease_renew_interval(Duration::from_secs(30))
-        .build()
-        .unwrap()
-}
-
-async fn wait_for(mut done: impl FnMut() -> bool, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    done()
-}
 
 /// A memory publisher whose publishes wait for a permit: holds work in flight.
 #[derive(Clone)]

@@ -3,6 +3,9 @@
 // Tests report failures by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::wait_for;
 use std::time::Duration;
 
 use outbox_core::driver::{Relay, RelayError};
@@ -20,17 +23,6 @@ fn options(id: &str) -> RelayOptions {
         .lease_renew_interval(Duration::from_secs(10))
         .build()
         .unwrap()
-}
-
-async fn wait_for(mut done: impl FnMut() -> bool, within: Duration) -> bool {
-    let deadline = tokio::time::Instant::now() + within;
-    while tokio::time::Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    done()
 }
 
 /// What a relay killed right after its acquisition leaves behind: every lease, owned and
