@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::FutureExt as _;
-use outbox_core::driver::{Relay, RelayError, RelayState, WaitError};
+use outbox_core::driver::{Relay, RelayError, RelayHandle, RelayState, WaitError};
 use outbox_core::testing::contract::row;
 use outbox_core::testing::{MemoryPublisher, MemoryStore, Scripted};
 use outbox_core::{
@@ -95,6 +95,22 @@ async fn states_move_starting_ready_stopping_stopped() {
     assert_eq!(store.pending_count(), 0);
 }
 
+/// `stop_on` with a signal that never comes, on a relay that is about to end by itself
+/// (fail or panic): the relay ending ends the wait. Returns its result and final state.
+async fn stop_on_a_never_coming_signal<W>(
+    relay: RelayHandle<W>,
+) -> (Result<(), RelayError>, RelayState) {
+    let states = relay.subscribe();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        relay.stop_on(std::future::pending(), Duration::from_secs(5)),
+    )
+    .await
+    .expect("stop_on returned once the relay ended by itself");
+    let state = states.borrow().clone();
+    (result, state)
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_fatal_error_is_the_failed_state_and_ends_stop_on() {
     let store = MemoryStore::new();
@@ -103,23 +119,16 @@ async fn a_fatal_error_is_the_failed_state_and_ends_stop_on() {
         .options(options())
         .spawn()
         .unwrap();
-    let states = relay.subscribe();
-    // The signal never comes: the relay ending by itself ends the wait.
-    let result = tokio::time::timeout(
-        Duration::from_secs(10),
-        relay.stop_on(std::future::pending(), Duration::from_secs(5)),
-    )
-    .await
-    .expect("stop_on returned once the relay failed");
+    let (result, state) = stop_on_a_never_coming_signal(relay).await;
     assert!(matches!(
         result,
         Err(RelayError::Misconfigured(
             Misconfiguration::BucketOutOfRange { bucket: 12, .. }
         ))
     ));
-    match &*states.borrow() {
+    match state {
         RelayState::Failed(error) => assert!(matches!(
-            **error,
+            *error,
             RelayError::Misconfigured(Misconfiguration::BucketOutOfRange { .. })
         )),
         other => panic!("expected Failed, got {other:?}"),
@@ -352,16 +361,10 @@ async fn a_panicking_relay_task_is_the_failed_state() {
         .options(options())
         .spawn()
         .unwrap();
-    let states = relay.subscribe();
-    let result = tokio::time::timeout(
-        Duration::from_secs(10),
-        relay.stop_on(std::future::pending(), Duration::from_secs(5)),
-    )
-    .await
-    .expect("stop_on returned once the task panicked");
+    let (result, state) = stop_on_a_never_coming_signal(relay).await;
     assert!(matches!(result, Err(RelayError::Panicked(_))), "{result:?}");
-    match &*states.borrow() {
-        RelayState::Failed(error) => assert!(matches!(**error, RelayError::Panicked(_))),
+    match state {
+        RelayState::Failed(error) => assert!(matches!(*error, RelayError::Panicked(_))),
         other => panic!("expected Failed, got {other:?}"),
     };
     assert_eq!(store.pending_count(), 1, "nothing was deleted");
