@@ -97,7 +97,7 @@ pub async fn operator_store(
         .connect()
         .await
         .map_err(|e| StartError::Database(e.to_string()))?;
-    SeaOrmStore::new(db, database.tables.clone()).map_err(|e| StartError::Database(e.to_string()))
+    SeaOrmStore::new(db, database.schema.clone()).map_err(|e| StartError::Database(e.to_string()))
 }
 
 /// The Kafka publisher, with TLS and SASL as configured.
