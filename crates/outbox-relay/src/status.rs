@@ -430,4 +430,58 @@ mod tests {
             ["no relay is alive: nothing is published"]
         );
     }
+
+    /// The README's example is this renderer's output for the state it describes.
+    #[test]
+    fn the_readme_example_is_what_the_renderer_prints() {
+        let mut s = StatusSnapshot::default();
+        let (r0, r1, r2) = (
+            "orders-relay-0-outbox",
+            "orders-relay-1-outbox",
+            "orders-relay-2-outbox",
+        );
+        s.leases.relays.insert(r0.into(), at(-3));
+        s.leases.relays.insert(r1.into(), at(-1));
+        s.leases.relays.insert(r2.into(), at(-754));
+        let lease = |owner: &str, until| LeaseRow {
+            owner: Some(owner.into()),
+            expires_at: at(until),
+        };
+        for b in 0..4 {
+            s.leases.leases.insert(b, lease(r0, 27));
+        }
+        for b in 4..7 {
+            s.leases.leases.insert(b, lease(r1, 29));
+        }
+        s.leases.leases.insert(7, lease(r2, -724));
+        let rows = |count, s| BucketRows {
+            count,
+            oldest: Some(at(s)),
+        };
+        s.pending.insert(0, rows(12, -1));
+        s.pending.insert(3, rows(2, 0));
+        s.pending.insert(5, rows(41, -4));
+        s.pending.insert(7, rows(318, -733));
+        s.pending.insert(11, rows(3, -40));
+        s.parked.insert(5, rows(1, -3600));
+        let rendered = render(
+            &OutboxStatus::assemble(&s, 8, LEASE, NOW),
+            "outbox_messages",
+        );
+        let readme = include_str!("../../../README.md");
+        let example = readme
+            .split("$ outbox-relay --database-url postgres://... status\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("the README shows a status example");
+        let mut shown = 0;
+        for line in example.lines().filter(|l| l.trim() != "...") {
+            assert!(
+                rendered.lines().any(|r| r == line),
+                "README line {line:?} is not in the output:\n{rendered}"
+            );
+            shown += 1;
+        }
+        assert!(shown > 15, "{example}");
+    }
 }

@@ -111,7 +111,8 @@ async fn status_reads_back_what_the_relays_and_writers_left(tdb: Arc<TestDb>) {
     assert_eq!(status.bucket_count, BUCKETS);
     assert_eq!(status.now, at(2));
 
-    let relays: Vec<(&str, bool, Duration, Option<u32>, &[i32])> = status
+    type RelayLine<'a> = (&'a str, bool, Duration, Option<u32>, &'a [i32]);
+    let relays: Vec<RelayLine<'_>> = status
         .relays
         .iter()
         .map(|r| {
