@@ -86,7 +86,7 @@ fn run_operator(cli: &config::Cli, command: &parked::Command) -> ExitCode {
             Ok(store) => store,
             Err(e) => {
                 let e = match command {
-                    parked::Command::Status(_) => status::StatusError::Connect(e).to_string(),
+                    parked::Command::Status(_) => status::StatusError::from(e).to_string(),
                     parked::Command::Parked(_) => e.to_string(),
                 };
                 eprintln!("outbox-relay: {e}");

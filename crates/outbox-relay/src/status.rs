@@ -29,10 +29,20 @@ pub struct StatusArgs {
 pub enum StatusError {
     /// The database could not be reached.
     #[error("cannot reach the database: {0}")]
-    Connect(#[from] StartError),
+    Connect(String),
     /// The outbox's tables could not be read (a missing table names the fix).
     #[error("cannot read the outbox tables: {0}")]
     Read(#[from] StoreError),
+}
+
+impl From<StartError> for StatusError {
+    fn from(e: StartError) -> Self {
+        match e {
+            // The message already says "database" once.
+            StartError::Database(reason) => StatusError::Connect(reason),
+            other => StatusError::Connect(other.to_string()),
+        }
+    }
 }
 
 /// Reads the status from `store` at `now` and renders it.
