@@ -62,6 +62,20 @@ impl LeaseRow {
     fn owned_by(&self, relay_id: &str) -> bool {
         self.owner.as_deref() == Some(relay_id)
     }
+
+    /// Whether the lease has run out at `instant`: an expiry at or before it is expired
+    /// (no longer held, and claimable). The one expiry rule of the planner, the stores'
+    /// guards and the operator's status.
+    pub fn is_expired_at(&self, instant: Timestamp) -> bool {
+        self.expires_at <= instant
+    }
+}
+
+/// Whether a relay last seen at `last_seen` counts as live at `now`: its heartbeat is
+/// newer than `now - lease_duration`. The one liveness rule of the fair split (which
+/// relays share the buckets) and of the operator's status.
+pub fn relay_is_live(last_seen: Timestamp, now: Timestamp, lease_duration: Duration) -> bool {
+    last_seen > now.saturating_sub(lease_duration)
 }
 
 /// What an acquisition reads before it plans: the lease rows and the heartbeats.
@@ -122,7 +136,7 @@ impl LeasePlan {
     }
 
     fn is_expired(&self, row: &LeaseRow) -> bool {
-        row.expires_at <= self.expired_by
+        row.is_expired_at(self.expired_by)
     }
 
     /// Keeps the `busy` buckets this plan would release: they move from
@@ -168,12 +182,11 @@ pub fn plan_acquisition(
         waiting: Vec::new(),
     };
 
-    let live_after = now.saturating_sub(lease_duration);
     let live = || {
         snapshot
             .relays
             .iter()
-            .filter(move |(_, seen)| **seen > live_after)
+            .filter(move |(_, seen)| relay_is_live(**seen, now, lease_duration))
             .map(|(id, _)| id.as_str())
     };
     plan.share = fair_share(live(), me, bucket_count);

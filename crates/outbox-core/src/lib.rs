@@ -19,7 +19,8 @@
 //! | [`validate`] | every shared limit and name rule (topics, headers, table names, bucket count, labels) |
 //! | [`wire_size`] | a record's size on the wire, one computation for the writer's check and the publisher |
 //! | [`mod@fair_share`] | how many buckets each live relay should own |
-//! | [`lease_plan`] | the lease policy: which buckets an acquisition releases, extends and claims |
+//! | [`lease_plan`] | the lease policy: which buckets an acquisition releases, extends and claims; the liveness and expiry rules |
+//! | [`status`] | [`OutboxStatus`]: the operator's view (live relays, lease holders, pending and parked rows per bucket, rows outside the bucket count), assembled from raw rows by the relays' own rules |
 //! | [`store`], [`publisher`], [`notifier`] | the traits a backend implements |
 //! | [`park`] | setting aside rows that can never be published, the hold-key rule, requeue and discard |
 //! | [`error`] | retryable versus fatal errors |
@@ -166,6 +167,7 @@ pub mod publisher;
 pub mod relay;
 pub mod relay_id;
 pub mod schema;
+pub mod status;
 pub mod store;
 pub mod time;
 pub mod validate;
@@ -180,7 +182,7 @@ pub use enqueue_config::{EnqueueConfig, EnqueueConfigBuilder};
 pub use error::{BoxError, Misconfiguration, PublishError, PublishErrorKind, StoreError};
 pub use fair_share::{fair_share, fair_shares};
 pub use headers::{Header, HeaderDecodeError, HeaderEncodeError, Headers};
-pub use lease_plan::{LeasePlan, LeaseRow, LeaseSnapshot, plan_acquisition};
+pub use lease_plan::{LeasePlan, LeaseRow, LeaseSnapshot, plan_acquisition, relay_is_live};
 pub use message::{OutboxMessage, StoreRef};
 pub use notifier::{CommitNotifier, NoopNotifier};
 pub use options::{
@@ -195,6 +197,9 @@ pub use publisher::{PublishOutcome, Publisher};
 pub use relay::{Command, Hint, Outcome, RelayEvent, RelayMachine};
 pub use schema::{
     OutboxSchema, OutboxSchemaBuilder, OutboxTables, OutboxTablesBuilder, SchemaError,
+};
+pub use status::{
+    BucketRows, BucketStatus, LeaseState, OutOfRange, OutboxStatus, RelayStatus, StatusSnapshot,
 };
 pub use store::{
     Acquired, LeaseRequest, LeaseWait, OutboxStore, PendingMetrics, RenewOutcome, StoreCapabilities,

@@ -120,7 +120,7 @@ pub struct Cli {
     #[arg(long, env = "OUTBOX_RELAY_ID")]
     pub relay_id: Option<String>,
     /// Ordering buckets; identical for every writer and relay of the outbox.
-    #[arg(long, env = "OUTBOX_BUCKET_COUNT")]
+    #[arg(long, env = "OUTBOX_BUCKET_COUNT", global = true)]
     pub bucket_count: Option<u32>,
     /// Rows per batch.
     #[arg(long, env = "OUTBOX_BATCH_SIZE")]
@@ -128,8 +128,8 @@ pub struct Cli {
     /// Fallback discovery interval (commit notifications cut idle waits short).
     #[arg(long, env = "OUTBOX_POLL_INTERVAL", value_parser = parse_duration)]
     pub poll_interval: Option<Duration>,
-    /// Lease duration.
-    #[arg(long, env = "OUTBOX_LEASE_DURATION", value_parser = parse_duration)]
+    /// Lease duration; a relay whose heartbeat is older counts as gone.
+    #[arg(long, env = "OUTBOX_LEASE_DURATION", value_parser = parse_duration, global = true)]
     pub lease_duration: Option<Duration>,
     /// Lease renewal interval; also the pause between two dependency checks while running.
     #[arg(long, env = "OUTBOX_LEASE_RENEW_INTERVAL", value_parser = parse_duration)]
@@ -427,13 +427,16 @@ fn file_duration(
         .transpose()
 }
 
-/// What the operator commands need: where the outbox's tables are.
+/// What the operator commands need: where the outbox's tables are, its bucket count,
+/// and the relays' lease duration (by which `status` judges heartbeats and leases).
 #[derive(Debug)]
 pub struct DatabaseConfig {
     /// The database URL.
     pub database_url: String,
-    /// The outbox's table names.
-    pub tables: OutboxTables,
+    /// The outbox's table names and bucket count.
+    pub schema: OutboxSchema,
+    /// The relays' lease duration.
+    pub lease_duration: Duration,
 }
 
 impl Cli {
@@ -453,8 +456,8 @@ impl Cli {
         }
     }
 
-    /// The database and table names only (for `outbox-relay parked ...`, which needs no
-    /// broker).
+    /// The database, table names, bucket count and lease duration only (for
+    /// `outbox-relay parked ...` and `outbox-relay status`, which need no broker).
     pub fn resolve_database(&self) -> Result<DatabaseConfig, ConfigError> {
         let file = self.file()?;
         let database_url = database_url(self.database_url.clone(), file.database_url.clone())?;
@@ -465,9 +468,26 @@ impl Cli {
             self.relays_table.clone().or(file.relays_table),
             self.parked_table.clone().or(file.parked_table),
         ])?;
+        let mut schema = OutboxSchema::builder().tables(tables);
+        if let Some(v) = self.bucket_count.or(file.bucket_count) {
+            schema = schema.bucket_count(v);
+        }
+        // The relays' value, so that `status` judges their heartbeats by their own rule;
+        // the relays refuse zero, and so does this.
+        let lease_duration = self
+            .lease_duration
+            .or(file_duration("lease-duration", file.lease_duration)?)
+            .unwrap_or_else(|| RelayOptions::default().lease_duration());
+        if lease_duration.is_zero() {
+            return Err(ConfigError::Invalid {
+                option: "lease-duration",
+                reason: "must be above zero".into(),
+            });
+        }
         Ok(DatabaseConfig {
             database_url,
-            tables,
+            schema: schema.build()?,
+            lease_duration,
         })
     }
 

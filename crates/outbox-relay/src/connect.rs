@@ -88,16 +88,24 @@ pub async fn watch_connection(config: &Config) -> Result<DatabaseConnection, Sta
         .map_err(|e| StartError::Database(e.to_string()))
 }
 
-/// The store for the operator commands: one connection, no migration.
+/// The store for the operator commands: one connection, no migration. A database that
+/// refuses TCP connections is reported at once, with the operating system's answer,
+/// instead of sqlx's "pool timed out" after its whole pool timeout.
 pub async fn operator_store(
     database: &crate::config::DatabaseConfig,
 ) -> Result<SeaOrmStore, StartError> {
-    let db = ConnectSettings::new(database.database_url.as_str())
+    let url = database.database_url.as_str();
+    if let Some(address) = crate::probe::database_address(url) {
+        crate::probe::tcp_reachable(std::slice::from_ref(&address), crate::probe::PROBE_TIMEOUT)
+            .await
+            .map_err(|e| StartError::Database(format!("{} {e}", crate::probe::redact_url(url))))?;
+    }
+    let db = ConnectSettings::new(url)
         .max_connections(1)
         .connect()
         .await
         .map_err(|e| StartError::Database(e.to_string()))?;
-    SeaOrmStore::new(db, database.tables.clone()).map_err(|e| StartError::Database(e.to_string()))
+    SeaOrmStore::new(db, database.schema.clone()).map_err(|e| StartError::Database(e.to_string()))
 }
 
 /// The Kafka publisher, with TLS and SASL as configured.

@@ -6,8 +6,9 @@
 //! the relay, `dependencies` connects the database and the brokers with retries and
 //! watches them, `probe` says where they are and whether they accept connections,
 //! `readiness` and `http` answer the probes, `connect` builds the store and the
-//! publisher, `notify` the commit-notification transport, and `parked` runs the
-//! operator commands.
+//! publisher, `notify` the commit-notification transport, `parked` runs the operator
+//! commands on parked rows, `status` renders the outbox at a glance, and `table` aligns
+//! their text output.
 
 mod config;
 mod connect;
@@ -21,6 +22,8 @@ mod parked;
 mod probe;
 mod readiness;
 mod run;
+mod status;
+mod table;
 
 use std::process::ExitCode;
 
@@ -37,8 +40,8 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    if let Some(parked::Command::Parked(command)) = cli.command.take() {
-        return run_parked(&cli, &command);
+    if let Some(command) = cli.command.take() {
+        return run_operator(&cli, &command);
     }
     let config = match cli.resolve() {
         Ok(config) => config,
@@ -58,8 +61,9 @@ fn main() -> ExitCode {
     runtime.block_on(run::run(config))
 }
 
-/// `outbox-relay parked ...`: one operator command against the database, no broker.
-fn run_parked(cli: &config::Cli, command: &parked::ParkedCommand) -> ExitCode {
+/// `outbox-relay parked ...` or `status`: one operator command against the database, no
+/// broker.
+fn run_operator(cli: &config::Cli, command: &parked::Command) -> ExitCode {
     let database = match cli.resolve_database() {
         Ok(database) => database,
         Err(e) => {
@@ -81,8 +85,28 @@ fn run_parked(cli: &config::Cli, command: &parked::ParkedCommand) -> ExitCode {
         let store = match connect::operator_store(&database).await {
             Ok(store) => store,
             Err(e) => {
+                let e = match command {
+                    parked::Command::Status(_) => status::StatusError::from(e).to_string(),
+                    parked::Command::Parked(_) => e.to_string(),
+                };
                 eprintln!("outbox-relay: {e}");
                 return ExitCode::FAILURE;
+            }
+        };
+        let command = match command {
+            parked::Command::Parked(command) => command,
+            parked::Command::Status(args) => {
+                let now = outbox_core::Timestamp::now();
+                return match status::run(&store, args, database.lease_duration, now).await {
+                    Ok(output) => {
+                        println!("{output}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("outbox-relay: {e}");
+                        ExitCode::FAILURE
+                    }
+                };
             }
         };
         match parked::run(&store, command, outbox_core::Timestamp::now()).await {

@@ -14,6 +14,15 @@ use serde_json::{Value, json};
 /// Operator commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// One outbox at a glance: live relays, bucket owners, pending and parked rows.
+    ///
+    /// Which relays are alive (heartbeat age), who holds which bucket and until when,
+    /// pending rows and their oldest age per bucket, parked rows, and rows a writer put
+    /// beyond the bucket count. Judged with --lease-duration and --bucket-count, which must
+    /// be the relays' own: a relay is alive, and a lease expired, by the rule the relays
+    /// use to split the buckets. Exits 0 when the tables could be read, 1 when the
+    /// database does not answer or the tables are missing.
+    Status(crate::status::StatusArgs),
     /// Rows set aside because they failed for good, and the rows of their keys held
     /// behind them: list, show, requeue, discard.
     #[command(subcommand)]
@@ -208,8 +217,13 @@ fn bytes_text(bytes: Option<&[u8]>) -> String {
 }
 
 /// `3m12s`, `2h05m`, `4d03h`: how long ago `at` was.
-fn age(at: Timestamp, now: Timestamp) -> String {
-    let secs = now.saturating_duration_since(at).as_secs();
+pub(crate) fn age(at: Timestamp, now: Timestamp) -> String {
+    short_duration(now.saturating_duration_since(at))
+}
+
+/// `3m12s`, `2h05m`, `4d03h`: a duration, coarser as it grows.
+pub(crate) fn short_duration(d: Duration) -> String {
+    let secs = d.as_secs();
     match secs {
         0..60 => format!("{secs}s"),
         60..3_600 => format!("{}m{:02}s", secs / 60, secs % 60),
@@ -259,26 +273,7 @@ pub fn render_table(rows: &[ParkedRow], now: Timestamp) -> String {
             ]
         })
         .collect();
-    let mut widths = header.map(|h| h.chars().count());
-    for row in &cells {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let line = |out: &mut String, cells: &[String]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", padded.join("  ").trim_end());
-    };
-    line(&mut out, &header.map(str::to_owned));
-    for row in &cells {
-        line(&mut out, row);
-    }
-    out.trim_end().to_owned()
+    crate::table::aligned("", header, &cells)
 }
 
 /// One row in full.

@@ -10,7 +10,7 @@
 //! | [`Outbox`] | the writer: validates, buckets and inserts messages in your transaction |
 //! | [`OutboxTransaction`] | a transaction that wakes the local relay after it commits |
 //! | [`NotifyAfterCommit`] | what an enqueue through a plain `DatabaseTransaction` returns: notify after your commit |
-//! | [`SeaOrmStore`] | the `OutboxStore` the relay runs on: leases, heartbeats, batches, metrics, parking; and `ParkedRows`, the operator's list / show / requeue / discard. Its writer (`BindWriter`) is an [`Outbox`] on its schema, handed out bound by `Relay::builder(store, ..).spawn()` as `handle.outbox()` |
+//! | [`SeaOrmStore`] | the `OutboxStore` the relay runs on: leases, heartbeats, batches, metrics, parking; and `ParkedRows`, the operator's list / show / requeue / discard; `status()`, the operator's view of relays, leases and rows per bucket (`outbox_core::OutboxStatus`). Its writer (`BindWriter`) is an [`Outbox`] on its schema, handed out bound by `Relay::builder(store, ..).spawn()` as `handle.outbox()` |
 //! | [`connect()`], [`ConnectSettings`] | pools set up for the outbox: SQLite in WAL mode with one writer path, the relay's pool sized for its lanes, quiet sqlx logging |
 //! | [`ddl`] | the schema as plain SQL per backend (also checked in under `migrations/`) |
 //! | [`Inbox`] | consumer side: runs a handler once per `(consumer, message id)`, in the consumer's transaction |

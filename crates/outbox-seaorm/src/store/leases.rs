@@ -271,6 +271,18 @@ async fn heartbeat(
     Ok(())
 }
 
+/// The lease rows and the heartbeats as they are, nothing written (the operator's
+/// status reads exactly what an acquisition reads).
+pub(crate) async fn read_snapshot(
+    db: &DatabaseConnection,
+    tables: &OutboxTables,
+) -> Result<LeaseSnapshot, StoreError> {
+    Ok(LeaseSnapshot {
+        relays: read_relays(db, tables).await?,
+        leases: read_leases(db, tables).await?,
+    })
+}
+
 async fn read_relays(
     db: &DatabaseConnection,
     tables: &OutboxTables,

@@ -35,13 +35,16 @@ mod db_error;
 mod leases;
 mod metrics;
 mod parking;
+mod status;
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use outbox_core::{
-    Acquired, HoldKey, LeaseRequest, Misconfiguration, OutboxMessage, OutboxSchema, OutboxStore,
-    ParkOutcome, ParkRequest, ParkedRow, ParkedRows, ParkedSelection, PendingMetrics, RenewOutcome,
-    StoreCapabilities, StoreError,
+    Acquired, HoldKey, LeaseRequest, Misconfiguration, OutboxMessage, OutboxSchema, OutboxStatus,
+    OutboxStore, ParkOutcome, ParkRequest, ParkedRow, ParkedRows, ParkedSelection, PendingMetrics,
+    RenewOutcome, StatusSnapshot, StoreCapabilities, StoreError, Timestamp,
 };
 use sea_orm::{DatabaseConnection, DbErr};
 use tokio::sync::{Mutex, MutexGuard};
@@ -202,6 +205,36 @@ impl SeaOrmStore {
         } else {
             Err(Misconfiguration::BucketCountMismatch { store, relay }.into())
         }
+    }
+
+    /// The raw rows of the operator's status: heartbeats, leases, and pending and parked
+    /// rows counted per bucket (every bucket value found, in range or not). Four reads, one
+    /// per table, whatever the bucket count; nothing is written or locked.
+    ///
+    /// A missing table or column is a [`Misconfiguration::DatabaseSetup`] naming the fix.
+    pub async fn status_snapshot(&self) -> Result<StatusSnapshot, StoreError> {
+        let i = &self.inner;
+        status::read(&i.db, i.backend, i.schema.tables())
+            .instrument(debug_span!("outbox_store.status"))
+            .await
+    }
+
+    /// The operator's view of this outbox at `now` (see [`outbox_core::status`]):
+    /// [`status_snapshot`](Self::status_snapshot) assembled with the schema's bucket count,
+    /// judging liveness and lease expiry with `lease_duration`, which must be the relays'
+    /// own (`RelayOptions::lease_duration`).
+    pub async fn status(
+        &self,
+        now: Timestamp,
+        lease_duration: Duration,
+    ) -> Result<OutboxStatus, StoreError> {
+        let snapshot = self.status_snapshot().await?;
+        Ok(OutboxStatus::assemble(
+            &snapshot,
+            self.inner.schema.bucket_count().get(),
+            lease_duration,
+            now,
+        ))
     }
 
     /// The pool the relay's calls run on.

@@ -23,4 +23,5 @@ mod misconfigured;
 mod parking;
 mod relay_e2e;
 mod sqlite_connect;
+mod status;
 mod transactions;
