@@ -16,7 +16,8 @@
 //! The broker is Tansu (see `shared/reference/broker-facts.md`): read a topic to its end
 //! with Fetch's high watermark, never with ListOffsets(latest), which Tansu 0.6.0 gets wrong.
 //!
-//! Helpers for fault tests: [`proxy`] (a TCP proxy that cuts or refuses connections, with
+//! Helpers for fault tests: [`endpoint`] (a free port, HTTP `GET` on a child's endpoints,
+//! polling), [`proxy`] (a TCP proxy that cuts or refuses connections, with
 //! a Kafka-aware mode that drops responses or injects Produce errors), [`statement_delay`]
 //! (a PostgreSQL proxy that slows down the statements matching a pattern), [`kafka`] (topics
 //! and reading partitions to their end), [`tls`] (a throw-away CA and certificates) and
@@ -26,6 +27,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub mod endpoint;
 pub mod faults;
 pub mod forward;
 pub mod kafka;

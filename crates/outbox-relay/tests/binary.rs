@@ -3,8 +3,7 @@
 // Tests report failures by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -12,44 +11,13 @@ use outbox_core::metrics::names;
 
 const BIN: &str = env!("CARGO_BIN_EXE_outbox-relay");
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn sqlite_file(tag: &str) -> String {
     let path = std::env::temp_dir().join(format!("outbox-relay-{tag}-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&path);
     format!("sqlite://{}?mode=rwc", path.display())
 }
 
-fn get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(stream, "GET {path} HTTP/1.1\r\nhost: localhost\r\n\r\n").ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.split_whitespace().nth(1)?.parse().ok()?;
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    Some((status, body))
-}
-
-fn wait_for(mut check: impl FnMut() -> bool, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    check()
-}
+use outbox_tests::endpoint::{free_port, http_get as get, wait_until as wait_for};
 
 fn spawn(args: &[&str]) -> Child {
     Command::new(BIN)

@@ -1,13 +1,14 @@
 //! One `outbox-relay` process, driven by signals.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::FaultEnv;
+pub use crate::endpoint::free_port;
+use crate::endpoint::http_get;
 
 /// How to start a relay: everything but the binary and the scenario has a default suited
 /// to fault tests (short leases, fast retries).
@@ -277,33 +278,6 @@ impl Drop for RelayProcess {
             let _ = self.child.wait();
         }
     }
-}
-
-/// A free TCP port on 127.0.0.1 (bound then released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free port: {e}"))
-}
-
-fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut stream =
-        TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(1)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.split_whitespace().nth(1)?.parse().ok()?;
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    Some((status, body))
 }
 
 /// `text` without ANSI escape sequences (`ESC [ ... letter`).

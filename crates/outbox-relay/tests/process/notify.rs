@@ -11,7 +11,7 @@ use outbox_notify::postgres::PostgresTransport;
 use outbox_notify::redis::RedisTransport;
 use outbox_notify::{Backoff, ChannelName, NotificationTransport, spawn_workers};
 use outbox_seaorm::Outbox;
-use outbox_tests::faults::{FaultEnv, checker};
+use outbox_tests::faults::{FaultEnv, checker, eventually};
 use sea_orm::{ConnectionTrait, Statement};
 
 use crate::common::Relay;
@@ -37,24 +37,6 @@ fn relay_args(env: &FaultEnv, transport: &[&str]) -> Vec<String> {
     args.extend(table_args(env));
     args.extend(transport.iter().map(|s| (*s).to_owned()));
     args
-}
-
-/// Waits until `check` is true, polling every 100 ms.
-async fn eventually<F, Fut>(within: Duration, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + within;
-    loop {
-        if check().await {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// Commits one row as a writer in another pod does: its own `LocalNotifier` whose
