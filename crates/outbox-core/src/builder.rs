@@ -255,7 +255,7 @@ impl MessageBuilder {
     ///
     /// With the feature `otel`, this is where every writer's message picks up the W3C
     /// trace context of the current `tracing` span (see
-    /// [`trace_context`](crate::trace_context)), after the caller's headers were checked
+    /// `trace_context`), after the caller's headers were checked
     /// and before the size check, which therefore counts the trace headers too.
     pub fn build(
         #[cfg_attr(not(feature = "otel"), allow(unused_mut))] mut self,
