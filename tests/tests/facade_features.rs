@@ -1,6 +1,7 @@
 //! The `outbox` facade's feature switches, checked on the dependency graph cargo
 //! resolves for the facade alone: a PostgreSQL-only service compiles no SQLite, no MySQL
-//! and no C compression codec, and the defaults compile no C codec.
+//! and no C compression codec, the defaults compile no C codec, and no OpenTelemetry
+//! crate is built without the `otel` feature.
 //!
 //! `cargo tree -p outbox -e normal,build` resolves features for that package only
 //! (dev-dependencies, such as the facade's own all-features self dev-dependency, stay
@@ -63,6 +64,12 @@ fn assert_present(packages: &BTreeSet<String>, names: &[&str], what: &str) {
 const SQLITE: [&str; 2] = ["libsqlite3-sys", "sqlx-sqlite"];
 const MYSQL: [&str; 1] = ["sqlx-mysql"];
 const C_CODECS: [&str; 4] = ["zstd", "zstd-sys", "lz4", "lz4-sys"];
+/// What the `otel` feature brings; nothing else may bring it.
+const OTEL: [&str; 3] = [
+    "opentelemetry",
+    "opentelemetry_sdk",
+    "tracing-opentelemetry",
+];
 
 #[test]
 fn facade_postgres_and_kafka_compile_no_other_backend_and_no_c_codec() {
@@ -72,11 +79,22 @@ fn facade_postgres_and_kafka_compile_no_other_backend_and_no_c_codec() {
     assert_absent(&p, &MYSQL, what);
     assert_absent(&p, &C_CODECS, what);
     assert_absent(&p, &["flate2", "snap", "redis"], what);
+    assert_absent(&p, &OTEL, what);
     assert_present(
         &p,
         &["sqlx-postgres", "rskafka", "outbox-seaorm", "outbox-kafka"],
         what,
     );
+}
+
+#[test]
+fn facade_otel_brings_opentelemetry_and_nothing_else_does() {
+    let what = "outbox with postgres,kafka,otel";
+    let p = facade_packages(&["--no-default-features", "--features", "postgres,kafka,otel"]);
+    assert_present(&p, &OTEL, what);
+    let p = facade_packages(&["--no-default-features", "--features", "otel"]);
+    assert_present(&p, &OTEL, "outbox with otel alone");
+    assert_absent(&p, &["rskafka", "sea-orm"], "outbox with otel alone");
 }
 
 #[test]
@@ -90,6 +108,7 @@ fn facade_defaults_are_kafka_with_pure_rust_codecs_and_no_database() {
         &["sea-orm", "sqlx-core", "sqlx-postgres", "redis"],
         what,
     );
+    assert_absent(&p, &OTEL, what);
     assert_present(&p, &["rskafka", "outbox-kafka", "flate2", "snap"], what);
 }
 
@@ -110,4 +129,5 @@ fn facade_all_features_bring_every_backend_and_codec() {
     assert_present(&p, &MYSQL, what);
     assert_present(&p, &C_CODECS, what);
     assert_present(&p, &["sqlx-postgres", "redis", "flate2", "snap"], what);
+    assert_present(&p, &OTEL, what);
 }

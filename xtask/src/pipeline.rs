@@ -195,7 +195,7 @@ pub(crate) fn cmd_test(args: &Args) -> Result<ExitCode> {
         root.display(),
         if in_ci { ", CI=true" } else { "" }
     );
-    let mut steps = Steps { total: 5, done: 0 };
+    let mut steps = Steps { total: 6, done: 0 };
 
     steps.run("databases (PostgreSQL, MariaDB, Redis)", ensure_databases)?;
 
@@ -261,6 +261,27 @@ pub(crate) fn cmd_test(args: &Args) -> Result<ExitCode> {
                 cmd.env("OUTBOX_TEST_TANSU_BIN", bin);
             }
             run_cmd(&mut cmd)
+        })?;
+
+        // The workspace test build has `otel` on (the tests crate turns it on, and features
+        // unify), so the promise "no feature, nothing captured" is checked on a build of
+        // outbox-core alone, which resolves without it.
+        steps.run("feature off (outbox-core without `otel`)", || {
+            let mut cmd = Command::new(&cargo);
+            if has_nextest(&cargo) {
+                cmd.args(["nextest", "run", "-p", "outbox-core", "--lib", "--locked"])
+                    .args(["-E", "test(feature_off)"]);
+            } else {
+                cmd.args([
+                    "test",
+                    "-p",
+                    "outbox-core",
+                    "--lib",
+                    "--locked",
+                    "feature_off",
+                ]);
+            }
+            run_cmd(cmd.current_dir(&root))
         })?;
 
         // A smoke run of the benchmark: it must work; no figure is asserted.

@@ -231,7 +231,9 @@ impl MessageBuilder {
     /// carrying this record alone, as the Kafka publisher sizes it (see
     /// [`wire_size`](crate::wire_size)): key, value, every header and the message-id header
     /// the relay adds, with the record, batch and request framing, the topic name and the
-    /// longest client id a publisher accepts.
+    /// longest client id a publisher accepts. (With the feature `otel`,
+    /// [`build`](Self::build) adds the trace headers first and counts them; this method
+    /// counts the headers set so far.)
     pub fn record_size(&self, config: &EnqueueConfig) -> usize {
         let headers = self
             .headers
@@ -250,7 +252,15 @@ impl MessageBuilder {
     }
 
     /// Validates every field, computes the bucket and encodes the headers.
-    pub fn build(self, config: &EnqueueConfig) -> Result<OutboxMessage, MessageError> {
+    ///
+    /// With the feature `otel`, this is where every writer's message picks up the W3C
+    /// trace context of the current `tracing` span (see
+    /// `trace_context`), after the caller's headers were checked
+    /// and before the size check, which therefore counts the trace headers too.
+    pub fn build(
+        #[cfg_attr(not(feature = "otel"), allow(unused_mut))] mut self,
+        config: &EnqueueConfig,
+    ) -> Result<OutboxMessage, MessageError> {
         if let Some(error) = self.error {
             return Err(error);
         }
@@ -270,6 +280,8 @@ impl MessageBuilder {
         {
             return Err(MessageError::ReservedHeader(h.name.clone()));
         }
+        #[cfg(feature = "otel")]
+        crate::trace_context::inject_current(&mut self.headers);
         let (size, max) = (self.record_size(config), config.max_record_size());
         if size > max {
             return Err(MessageError::RecordTooLarge { size, max });
@@ -439,6 +451,77 @@ mod tests {
             matches!(err, MessageError::RecordTooLarge { max, .. } if max == 1 << 20),
             "{err:?}"
         );
+    }
+
+    /// Runs `f` under a subscriber with a `tracing-opentelemetry` layer, inside a span
+    /// that has a valid OpenTelemetry context (asserted, so the tests below cannot pass
+    /// for want of a context).
+    fn in_otel_span<T>(f: impl FnOnce() -> T) -> T {
+        use opentelemetry::trace::{TraceContextExt, TracerProvider};
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+        use tracing_subscriber::layer::SubscriberExt;
+
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!("request");
+            assert!(span.context().span().span_context().is_valid());
+            span.in_scope(f)
+        })
+    }
+
+    /// Run without the feature `otel` by `cargo xtask test` (`-E 'test(feature_off)'`, on
+    /// a build of this crate alone): inside a span with an active OpenTelemetry context
+    /// the row stores exactly the headers given, nothing of the trace. That such a build
+    /// holds no OpenTelemetry crate at all is checked on the dependency graph
+    /// (`tests/tests/facade_features.rs`).
+    #[cfg(not(feature = "otel"))]
+    #[test]
+    fn feature_off_stores_exactly_the_headers_given() {
+        let (m, bare) = in_otel_span(|| {
+            let m = OutboxMessage::builder("t")
+                .header("a", "1")
+                .build(&config());
+            (m, OutboxMessage::builder("t").build(&config()))
+        });
+        let mut given = Headers::new();
+        given.push("a", Some(b"1".to_vec()));
+        assert_eq!(m.unwrap().headers, Some(given.encode()));
+        assert_eq!(bare.unwrap().headers, None);
+    }
+
+    /// The twin of the test above with the feature on: the same build captures the
+    /// context, and the size check counts it.
+    #[cfg(feature = "otel")]
+    #[test]
+    fn feature_on_captures_the_context_and_counts_it() {
+        use crate::trace_context::{TRACEPARENT, extract};
+        use opentelemetry::trace::TraceContextExt;
+
+        let builder = OutboxMessage::builder("t").key("k").value(vec![0; 517]);
+        // Exactly at a 1,000-byte limit without the trace headers (see record_size_limit).
+        let c = EnqueueConfig::builder()
+            .max_record_size(1_000)
+            .build()
+            .unwrap();
+        assert_eq!(builder.record_size(&c), 1_000);
+        let too_large = in_otel_span(|| builder.clone().build(&c)).unwrap_err();
+        // traceparent: 10 + 11 + 55 bytes.
+        assert_eq!(
+            too_large,
+            MessageError::RecordTooLarge {
+                size: 1_076,
+                max: 1_000
+            }
+        );
+        let m = in_otel_span(|| builder.build(&config())).unwrap();
+        let headers = m.decoded_headers().unwrap();
+        // No baggage, and the empty trace state is not written.
+        assert_eq!(headers.len(), 1, "{headers:?}");
+        let traceparent = headers.get(TRACEPARENT).unwrap().value.clone().unwrap();
+        assert_eq!(traceparent.len(), 55);
+        assert!(extract(&headers).span().span_context().is_sampled());
     }
 
     #[cfg(feature = "json")]

@@ -27,6 +27,7 @@
 //! | [`relay`] | [`RelayMachine`]: every relay decision as a pure state machine |
 //! | [`writer`] | [`BindWriter`]: a store that hands out its writer bound to the relay's notifier |
 //! | `driver` (feature `runtime`, default) | `Relay::builder(store, publisher).spawn()`: the thin tokio shell, its awaitable state (`ready`, `drained`, `stop_on`), and the local commit notifier |
+//! | `trace_context` (feature `otel`) | the W3C trace context captured at enqueue into the row's headers, and continued by consumers |
 //! | `testing` (feature) | in-memory store and publisher, and the reusable store contract suite |
 //!
 //! # Starting a relay
@@ -170,6 +171,8 @@ pub mod schema;
 pub mod status;
 pub mod store;
 pub mod time;
+#[cfg(feature = "otel")]
+pub mod trace_context;
 pub mod validate;
 pub mod wire_size;
 pub mod writer;

@@ -101,6 +101,14 @@
 //! [`ConfigError::CompressionNotEnabled`] naming the feature. The publisher only writes
 //! record batches and never decodes one, so no read path depends on the codecs.
 //!
+//! `otel` (off by default): each publish call opens a `send {topic}` producer span per
+//! topic (OpenTelemetry messaging conventions: kind producer, `messaging.system`
+//! `kafka`, `messaging.destination.name`, `messaging.operation.type` `send`,
+//! `messaging.batch.message_count`), linked to the W3C trace context each row captured
+//! at enqueue, and marked as an error when a row of its topic was not acknowledged. The
+//! `traceparent` / `tracestate` / `baggage` headers themselves travel with the row's
+//! stored headers, feature or not. See `docs/tracing.md`.
+//!
 //! # Built on rskafka's protocol layer
 //!
 //! rskafka 0.6 has no idempotent producer in its public API. This crate uses its
@@ -117,6 +125,8 @@ mod compression;
 mod config;
 mod error;
 mod plan;
+#[cfg(feature = "otel")]
+mod producer_span;
 mod publisher;
 mod record_batch;
 mod send;

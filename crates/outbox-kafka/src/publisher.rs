@@ -353,7 +353,12 @@ impl KafkaPublisher {
 impl Publisher for KafkaPublisher {
     async fn publish(&self, batch: &[OutboxMessage]) -> PublishOutcome {
         let span = info_span!("kafka_publish", rows = batch.len());
-        self.publish_inner(batch).instrument(span).await
+        #[cfg(feature = "otel")]
+        let producer_spans = span.in_scope(|| crate::producer_span::ProducerSpans::open(batch));
+        let outcome = self.publish_inner(batch).instrument(span).await;
+        #[cfg(feature = "otel")]
+        producer_spans.close(&outcome);
+        outcome
     }
 }
 

@@ -216,6 +216,11 @@
 //! options, recognising a driver's error codes) are switched. [`connect()`] refuses a URL
 //! whose backend is off with `DbErr::BackendNotSupported` naming the feature.
 //!
+//! `otel` (off by default): the W3C trace context of the current `tracing` span is
+//! stored in every enqueued row's headers (outbox-core's `otel`, see
+//! `outbox_core::trace_context`), and [`Inbox::process_record`] runs the handler in a
+//! consumer span parented to the span that enqueued the message. See `docs/tracing.md`.
+//!
 //! # Connecting, and SQLite
 //!
 //! Connect with [`connect()`] (the application's pool) and
@@ -327,6 +332,9 @@
 //! inbox.purge_processed_before(&db, week_ago).await?;
 //! # Ok(()) }
 //! ```
+//!
+//! [`Inbox::process_record`] does the same from the record's topic and headers: it reads
+//! the message id itself and, with the feature `otel`, continues the producer's trace.
 //!
 //! To enqueue outgoing messages in the same transaction (consume, transform, produce),
 //! begin an [`OutboxTransaction`] yourself and call [`Inbox::record`] in it first.

@@ -26,6 +26,7 @@
 //! | `notify-postgres`, `notify-redis` | no | `outbox::notify`: wake relays in other processes over LISTEN/NOTIFY or Redis pub/sub |
 //! | `prometheus` | no | `outbox::metrics::prometheus`: an exporter for the relay's instruments |
 //! | `json` | no | `serde_json` helpers on the message builder |
+//! | `otel` | no | W3C trace context through the outbox: captured from the current `tracing` span at enqueue into the row's headers, a `send {topic}` producer span linked to it, the inbox's `process_record` span parented to it, and `outbox::trace_context` for other consumers (pulls in `opentelemetry`, `opentelemetry_sdk`'s propagators and `tracing-opentelemetry`; see `docs/tracing.md`) |
 //! | `testing` | no | in-memory store, publisher and notification bus (`outbox::testing`, `outbox::notify::testing`) |
 //!
 //! Like sqlx, no database backend is on by default: a PostgreSQL service compiles no

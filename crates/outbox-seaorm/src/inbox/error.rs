@@ -7,6 +7,7 @@ use sea_orm::DbErr;
 
 use crate::backend::UnsupportedBackend;
 use crate::entity::inbox::CONSUMER_MAX_LEN;
+use crate::inbox::MessageIdError;
 
 /// Why a consumer name was refused. Checked on every call, before the database is
 /// touched.
@@ -66,6 +67,10 @@ pub enum InboxError<E = Infallible> {
     /// The consumer name broke a rule; nothing was sent to the database.
     #[error(transparent)]
     InvalidConsumer(#[from] ConsumerNameError),
+    /// [`Inbox::process_record`](crate::Inbox::process_record) found no usable message
+    /// id in the record's headers; nothing was sent to the database.
+    #[error(transparent)]
+    MessageId(#[from] MessageIdError),
     /// The purge cutoff cannot be represented as a date-time (beyond ±262,000 years).
     #[error("the inbox purge cutoff {0} is out of the date-time range")]
     CutoffOutOfRange(Timestamp),
@@ -86,6 +91,7 @@ impl InboxError<Infallible> {
     pub(crate) fn widen<E>(self) -> InboxError<E> {
         match self {
             InboxError::InvalidConsumer(e) => InboxError::InvalidConsumer(e),
+            InboxError::MessageId(e) => InboxError::MessageId(e),
             InboxError::CutoffOutOfRange(t) => InboxError::CutoffOutOfRange(t),
             InboxError::UnsupportedBackend(e) => InboxError::UnsupportedBackend(e),
             InboxError::Database(e) => InboxError::Database(e),

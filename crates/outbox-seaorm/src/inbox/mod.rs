@@ -121,6 +121,7 @@ impl InboxTarget for OutboxTransaction {}
 #[derive(Debug, Clone, Default)]
 pub struct Inbox {
     table: Arc<InboxTable>,
+    message_id_header: Arc<MessageIdHeader>,
 }
 
 impl Inbox {
@@ -128,12 +129,66 @@ impl Inbox {
     pub fn new(table: InboxTable) -> Self {
         Inbox {
             table: Arc::new(table),
+            message_id_header: Arc::default(),
         }
+    }
+
+    /// Reads message ids from this header in [`process_record`](Self::process_record)
+    /// (default: the relay's default, `x-outbox-message-id`); pass
+    /// `MessageIdHeader::new(&schema)` when the relays use another.
+    pub fn with_message_id_header(mut self, header: MessageIdHeader) -> Self {
+        self.message_id_header = Arc::new(header);
+        self
     }
 
     /// The table.
     pub fn table(&self) -> &InboxTable {
         &self.table
+    }
+
+    /// The header [`process_record`](Self::process_record) reads message ids from.
+    pub fn message_id_header(&self) -> &MessageIdHeader {
+        &self.message_id_header
+    }
+
+    /// [`process`](Self::process) for a consumed record of `topic`, given its headers as
+    /// `(name, value)` pairs (rskafka's `&BTreeMap<String, Vec<u8>>`, a slice of
+    /// tuples...): the message id comes from the [`message_id_header`](Self::message_id_header)
+    /// ([`InboxError::MessageId`] when it is missing or not a UUID, before the database
+    /// is touched).
+    ///
+    /// With the feature `otel`, the handler runs in a consumer span `process {topic}`
+    /// (see `outbox_core::trace_context::consumer_span`) whose parent is the span that
+    /// enqueued the message, read from the record's W3C `traceparent`: the consumer's
+    /// work joins the producer's trace. Without it, in a plain `process` span.
+    pub async fn process_record<C, H, N, V, F, T, E>(
+        &self,
+        db: &C,
+        consumer: &str,
+        topic: &str,
+        headers: H,
+        handler: F,
+    ) -> Result<Processed<T>, InboxError<E>>
+    where
+        C: TransactionTrait<Transaction = DatabaseTransaction> + ?Sized,
+        H: IntoIterator<Item = (N, V)> + Clone,
+        N: AsRef<str>,
+        V: AsRef<[u8]>,
+        F: for<'c> FnOnce(
+                &'c DatabaseTransaction,
+            ) -> Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'c>>
+            + Send,
+        T: Send,
+        E: Send,
+    {
+        let message_id = self.message_id_header.find(headers.clone())?;
+        #[cfg(feature = "otel")]
+        let span = outbox_core::trace_context::consumer_span(topic, headers);
+        #[cfg(not(feature = "otel"))]
+        let span = tracing::info_span!("process", messaging.destination.name = %topic);
+        self.process(db, consumer, message_id, handler)
+            .instrument(span)
+            .await
     }
 
     /// Runs `handler` once per `(consumer, message_id)`, in the style of sea-orm's

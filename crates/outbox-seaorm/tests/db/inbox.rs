@@ -8,8 +8,8 @@ use std::time::Duration;
 use outbox_core::{EnqueueConfig, OutboxMessage, Timestamp, Uuid};
 use outbox_seaorm::entity::message::timestamp_to_datetime;
 use outbox_seaorm::{
-    ConsumerNameError, Inbox, InboxError, InboxMigration, InboxTable, MessageIdHeader, Outbox,
-    Processed, Recorded,
+    ConsumerNameError, Inbox, InboxError, InboxMigration, InboxTable, MessageIdError,
+    MessageIdHeader, Outbox, Processed, Recorded,
 };
 use outbox_tests::unique_name;
 use sea_orm::{ConnectionTrait, DatabaseTransaction, DbBackend, DbErr, Statement};
@@ -218,6 +218,60 @@ async fn once_per_message(tdb: Arc<TestDb>) {
 }
 
 on_each_database!(inbox_once_per_message => super::once_per_message);
+
+/// `process_record` reads the id from the record's headers (the inbox's header name) and
+/// deduplicates on it like `process`; a record without a usable id is refused before the
+/// database is touched.
+async fn process_record_reads_the_id_from_the_headers(tdb: Arc<TestDb>) {
+    let orders_table = business_table(&tdb).await;
+    let inbox = fresh_inbox(&tdb)
+        .await
+        .with_message_id_header(MessageIdHeader::new(
+            &outbox_core::OutboxSchema::builder()
+                .message_id_header("mid")
+                .build()
+                .unwrap(),
+        ));
+    assert_eq!(inbox.message_id_header().name(), "mid");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let id = Uuid::now_v7().to_string();
+    let headers = [("trace", "t".as_bytes()), ("mid", id.as_bytes())];
+    for expect_handled in [true, false] {
+        let outcome = inbox
+            .process_record(
+                &tdb.db,
+                "billing",
+                "orders",
+                headers,
+                counting_insert(&calls, &orders_table, 1),
+            )
+            .await
+            .unwrap();
+        assert_eq!(outcome.is_duplicate(), !expect_handled);
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(orders(&tdb, &orders_table).await, 1);
+
+    // The relay's default header is not the one this inbox reads.
+    let err = inbox
+        .process_record(
+            &tdb.db,
+            "billing",
+            "orders",
+            [("x-outbox-message-id", id.as_bytes())],
+            counting_insert(&calls, &orders_table, 2),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, InboxError::MessageId(MessageIdError::Missing { ref header }) if header == "mid"),
+        "{err:?}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(inbox_rows(&tdb, &inbox).await, 1);
+}
+
+on_each_database!(inbox_process_record => super::process_record_reads_the_id_from_the_headers);
 
 /// The same message id under two consumers: both process it, each once.
 async fn consumers_are_isolated(tdb: Arc<TestDb>) {
