@@ -229,7 +229,7 @@ impl MessageBuilder {
 
     /// The size counted against [`EnqueueConfig::max_record_size`]: a produce request
     /// carrying this record alone, as the Kafka publisher sizes it (see
-    /// [`wire_size`](crate::wire_size)): key, value, every header and the message-id header
+    /// [`wire_size`]): key, value, every header and the message-id header
     /// the relay adds, with the record, batch and request framing, the topic name and the
     /// longest client id a publisher accepts. (With the feature `otel`,
     /// [`build`](Self::build) adds the trace headers first and counts them; this method

@@ -297,7 +297,9 @@ struct World {
     behind_poison: HashSet<Uuid>,
     /// With parking: rows the broker rejects until an operator repairs them.
     poisoned: HashSet<Uuid>,
-    /// Rows an operator discarded: never delivered, and not lost.
+    /// Rows an operator discarded: not lost, and outside the per-key order (a copy sent
+    /// before the discard, by an attempt whose answer was lost or by a request still in
+    /// flight from a relay that died, may land anywhere).
     discarded: HashSet<Uuid>,
     /// Keys that ever had a parked row (their order is not promised under `SkipRow`).
     keys_parked: HashSet<u64>,
@@ -1365,6 +1367,12 @@ impl World {
                 continue;
             }
             let id = id_of.get(&record.message_id).copied().unwrap_or(i64::MAX);
+            if self.discarded.contains(&record.message_id) {
+                // The operator took the row out of its key's sequence; a copy of it that
+                // was already on its way (a slow request of a crashed relay) may still
+                // land after the key's later rows. Documented with `parked discard`.
+                continue;
+            }
             if (self.sc.park == ParkMode::SkipRow || beyond_tolerated_skew)
                 && self.keys_parked.contains(&record.key)
             {

@@ -93,6 +93,9 @@ impl World {
         };
         if self.rng.chance(0.05) {
             let ids = ready(self.store.discard_parked(&selection)).unwrap_or_default();
+            if self.verbose {
+                println!("{:>7} operator discards {ids:?}", self.now);
+            }
             for row in parked.iter().filter(|r| ids.contains(&r.message.id)) {
                 self.discarded.insert(row.message.message_id);
             }
