@@ -27,6 +27,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub mod database;
 pub mod endpoint;
 pub mod faults;
 pub mod forward;

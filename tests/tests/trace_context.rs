@@ -31,11 +31,9 @@ use outbox_seaorm::ddl::{
     create_all_statements, drop_all_statements, inbox_create_statements, inbox_drop_statements,
 };
 use outbox_seaorm::{Backend, EnqueueError, Inbox, InboxTable, OutboxTables, SeaOrmStore};
+use outbox_tests::database::{DatabaseKind, outbox_tables_named};
 use outbox_tests::kafka::{client, create_topic, header_text, read_partition};
-use outbox_tests::{
-    broker_list, brokers, host_port, mysql_url, postgres_url, require_broker, require_tcp,
-    sqlite_url, unique_name,
-};
+use outbox_tests::{broker_list, brokers, require_broker, unique_name};
 use rskafka::record::RecordAndOffset;
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbErr};
 use tracing::Instrument;
@@ -107,13 +105,6 @@ fn telemetry() -> &'static Telemetry {
     })
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    Postgres,
-    MySql,
-    Sqlite,
-}
-
 /// A database with a fresh outbox, inbox and business table, dropped at the end.
 struct Fixture {
     db: DatabaseConnection,
@@ -124,32 +115,14 @@ struct Fixture {
 }
 
 impl Fixture {
-    async fn new(kind: Kind) -> Fixture {
-        let url = match kind {
-            Kind::Postgres => {
-                let url = postgres_url();
-                require_tcp("PostgreSQL (OUTBOX_TEST_POSTGRES_URL)", &host_port(&url));
-                url
-            }
-            Kind::MySql => {
-                let url = mysql_url();
-                require_tcp("MariaDB/MySQL (OUTBOX_TEST_MYSQL_URL)", &host_port(&url));
-                url
-            }
-            Kind::Sqlite => sqlite_url(),
-        };
+    async fn new(kind: DatabaseKind) -> Fixture {
+        let url = kind.url();
         let db = Database::connect(&url)
             .await
             .unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
         let backend = Backend::try_from(db.get_database_backend()).unwrap();
         let base = unique_name("otel");
-        let tables = OutboxTables::builder()
-            .messages(format!("{base}_m"))
-            .leases(format!("{base}_l"))
-            .relays(format!("{base}_r"))
-            .parked(format!("{base}_p"))
-            .build()
-            .unwrap();
+        let tables = outbox_tables_named(&base);
         let inbox = InboxTable::builder()
             .table(format!("{base}_i"))
             .build()
@@ -199,7 +172,7 @@ impl Fixture {
 
 /// Runs `body` on a fresh fixture with a 120 s limit, dropping the tables afterwards
 /// whatever happened.
-async fn run<F, Fut>(kind: Kind, body: F)
+async fn run<F, Fut>(kind: DatabaseKind, body: F)
 where
     F: FnOnce(Arc<Fixture>) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
@@ -441,17 +414,17 @@ macro_rules! on_each_database {
         mod $name {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
-                super::run(super::Kind::Postgres, $body).await
+                super::run(super::DatabaseKind::Postgres, $body).await
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn mysql() {
-                super::run(super::Kind::MySql, $body).await
+                super::run(super::DatabaseKind::MySql, $body).await
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() {
-                super::run(super::Kind::Sqlite, $body).await
+                super::run(super::DatabaseKind::Sqlite, $body).await
             }
         }
     };

@@ -89,14 +89,7 @@ impl Env {
 
     /// Fresh outbox tables with unique names, created with the crate's own DDL.
     pub async fn tables(&self, db: &DatabaseConnection) -> OutboxTables {
-        let name = unique_name("bm");
-        let tables = OutboxTables::builder()
-            .messages(format!("{name}_m"))
-            .leases(format!("{name}_l"))
-            .relays(format!("{name}_r"))
-            .parked(format!("{name}_p"))
-            .build()
-            .unwrap();
+        let tables = outbox_tests::database::unique_tables("bm");
         for sql in ddl::create_all_statements(self.backend(db), &tables) {
             db.execute_unprepared(&sql).await.unwrap();
         }

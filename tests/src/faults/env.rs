@@ -39,13 +39,7 @@ impl FaultEnv {
         let first_broker = brokers.split(',').next().unwrap_or(brokers);
         crate::require_tcp("The Kafka broker", first_broker);
         let base = crate::unique_name(prefix);
-        let tables = OutboxTables::builder()
-            .messages(format!("{base}_m"))
-            .leases(format!("{base}_l"))
-            .relays(format!("{base}_r"))
-            .parked(format!("{base}_p"))
-            .build()
-            .unwrap_or_else(|e| panic!("table names from {base}: {e}"));
+        let tables = crate::database::outbox_tables_named(&base);
         let db = Database::connect(&database_url)
             .await
             .unwrap_or_else(|e| panic!("connecting to {database_url}: {e}"));

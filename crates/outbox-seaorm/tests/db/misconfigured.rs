@@ -22,14 +22,7 @@ const STOP_WITHIN: Duration = Duration::from_secs(30);
 
 /// Uniquely named tables that no migration created.
 fn unmigrated_tables() -> OutboxTables {
-    let base = unique_name("absent");
-    OutboxTables::builder()
-        .messages(format!("{base}_m"))
-        .leases(format!("{base}_l"))
-        .relays(format!("{base}_r"))
-        .parked(format!("{base}_p"))
-        .build()
-        .unwrap()
+    outbox_tests::database::unique_tables("absent")
 }
 
 /// One relay's first lease call: a heartbeat, then leases.

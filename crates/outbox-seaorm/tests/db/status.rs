@@ -9,7 +9,7 @@ use outbox_core::{
     LeaseRequest, LeaseState, Misconfiguration, OutOfRange, OutboxMessage, OutboxSchema,
     OutboxStore, ParkReason, ParkRequest, ParkRow, ParkedFailure, StoreError, Timestamp, Uuid,
 };
-use outbox_seaorm::{OutboxTables, SeaOrmStore, SqlNames, insert_rows};
+use outbox_seaorm::{SeaOrmStore, SqlNames, insert_rows};
 use sea_orm::ConnectionTrait;
 use sea_query::{Expr, ExprTrait, Query};
 
@@ -196,14 +196,7 @@ async fn status_reads_back_what_the_relays_and_writers_left(tdb: Arc<TestDb>) {
 }
 
 async fn missing_tables_name_the_fix(tdb: Arc<TestDb>) {
-    let base = outbox_tests::unique_name("absent");
-    let tables = OutboxTables::builder()
-        .messages(format!("{base}_m"))
-        .leases(format!("{base}_l"))
-        .relays(format!("{base}_r"))
-        .parked(format!("{base}_p"))
-        .build()
-        .unwrap();
+    let tables = outbox_tests::database::unique_tables("absent");
     let store = SeaOrmStore::new(tdb.db.clone(), tables).unwrap();
     let error = store.status(T0, LEASE).await.unwrap_err();
     assert!(

@@ -10,7 +10,7 @@ use std::time::Duration;
 use outbox_core::testing::contract::{PendingInsert, StoreFixture};
 use outbox_core::{CommitNotifier, OutboxMessage};
 use outbox_seaorm::{OutboxTables, SeaOrmStore, SqlNames, insert_rows};
-use outbox_tests::{host_port, mysql_url, postgres_url, require_tcp, sqlite_url, unique_name};
+use outbox_tests::unique_name;
 use sea_orm::{
     ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend, TransactionTrait,
 };
@@ -21,12 +21,7 @@ use sea_query::{Expr, ExprTrait, Query};
 const TEST_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// The database a test runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Postgres,
-    MySql,
-    Sqlite,
-}
+pub use outbox_tests::database::DatabaseKind as Kind;
 
 /// A connection to a real database plus everything the test created there.
 #[derive(Debug)]
@@ -46,19 +41,7 @@ pub struct TestDb {
 
 impl TestDb {
     pub async fn connect(kind: Kind) -> Arc<TestDb> {
-        let url = match kind {
-            Kind::Postgres => {
-                let url = postgres_url();
-                require_tcp("PostgreSQL (OUTBOX_TEST_POSTGRES_URL)", &host_port(&url));
-                url
-            }
-            Kind::MySql => {
-                let url = mysql_url();
-                require_tcp("MariaDB/MySQL (OUTBOX_TEST_MYSQL_URL)", &host_port(&url));
-                url
-            }
-            Kind::Sqlite => sqlite_url(),
-        };
+        let url = kind.url();
         let db = Database::connect(&url)
             .await
             .unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
@@ -81,15 +64,8 @@ impl TestDb {
 
     /// A fresh, empty, migrated set of uniquely named outbox tables.
     pub async fn fresh_tables(&self) -> OutboxTables {
-        let base = unique_name("ob");
-        let tables = OutboxTables::builder()
-            .messages(format!("{base}_m"))
-            .leases(format!("{base}_l"))
-            .relays(format!("{base}_r"))
-            .parked(format!("{base}_p"))
-            .build()
-            .unwrap();
-        self.migrate(tables).await
+        self.migrate(outbox_tests::database::unique_tables("ob"))
+            .await
     }
 
     /// Like [`fresh_tables`](Self::fresh_tables), but in a schema of their own where the
