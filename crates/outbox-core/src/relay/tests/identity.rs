@@ -1,22 +1,9 @@
 //! Relay identity: the heartbeat found under the relay's id, and the buckets it waits
 //! for.
 
-use std::time::Duration;
-
 use super::*;
 use crate::error::Misconfiguration;
 use crate::store::{Acquired, LeaseWait};
-
-/// A relay that probes only every minute, so that probes stay out of the way.
-fn quiet() -> TestRelay {
-    TestRelay::new(
-        options()
-            .poll_interval(Duration::from_secs(60))
-            .build()
-            .unwrap(),
-        RENEWING,
-    )
-}
 
 fn found(held: &[i32], heartbeat_before: Option<i64>) -> Outcome {
     Outcome::Acquired(Ok(Acquired {
@@ -46,7 +33,7 @@ fn is_fatal_duplicate(events: &[RelayEvent]) -> bool {
 
 #[test]
 fn a_fresh_foreign_heartbeat_at_start_is_taken_over_with_a_warning() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     h.at(20_000);
     // The crashed predecessor wrote at 15 s; its leases come back at once.
     acquire(&mut h, found(&[0, 1], Some(15_000)));
@@ -74,7 +61,7 @@ fn a_fresh_foreign_heartbeat_at_start_is_taken_over_with_a_warning() {
 
 #[test]
 fn an_old_foreign_heartbeat_at_start_says_nothing() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     h.at(100_000);
     acquire(&mut h, found(&[0], Some(1_000)));
     assert!(
@@ -87,7 +74,7 @@ fn an_old_foreign_heartbeat_at_start_says_nothing() {
 
 #[test]
 fn a_foreign_heartbeat_after_joining_stops_the_relay() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     acquire(&mut h, found(&[0], None));
     h.events();
     h.at(10_000);
@@ -102,7 +89,7 @@ fn a_foreign_heartbeat_after_joining_stops_the_relay() {
 
 #[test]
 fn a_renewal_that_failed_after_writing_is_still_its_own() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     // Answered at 0.5 s: the renewal is due at 10 s, the next acquisition at 10.5 s.
     h.join_at(500, &[0], &[]);
     h.events();
@@ -121,7 +108,7 @@ fn a_renewal_that_failed_after_writing_is_still_its_own() {
 
 #[test]
 fn an_acquisition_that_failed_may_still_have_written() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     acquire(&mut h, found(&[0], None));
     h.at(10_000);
     acquire(
@@ -159,7 +146,7 @@ fn waiting_for_leases_is_reported_once_per_change() {
             ..Acquired::default()
         }))
     };
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     acquire(&mut h, answer(vec![wait(0, "old"), wait(1, "old")]));
     assert_eq!(waiting(&mut h), [vec![0, 1]]);
     h.at(10_000);
@@ -175,7 +162,7 @@ fn waiting_for_leases_is_reported_once_per_change() {
 
 #[test]
 fn a_late_write_of_the_crashed_predecessor_is_no_duplicate() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     h.at(20_000);
     acquire(&mut h, found(&[0], Some(15_000)));
     h.events();

@@ -8,16 +8,6 @@ use std::time::Duration;
 
 use super::*;
 
-fn quiet() -> TestRelay {
-    TestRelay::new(
-        options()
-            .poll_interval(Duration::from_secs(60))
-            .build()
-            .unwrap(),
-        RENEWING,
-    )
-}
-
 fn sorted(mut briefs: Vec<String>) -> Vec<String> {
     briefs.sort();
     briefs
@@ -25,7 +15,7 @@ fn sorted(mut briefs: Vec<String>) -> Vec<String> {
 
 #[test]
 fn a_renewal_that_loses_some_buckets_stops_their_lanes_and_the_others_go_on() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     // Answered at 0.5 s: the renewal is due at 10 s, the next acquisition at 10.5 s.
     h.join_at(500, &[0, 1, 2], &[0, 1, 2]);
     assert_eq!(h.cmds().len(), 3);
@@ -100,7 +90,7 @@ fn a_renewal_that_loses_some_buckets_stops_their_lanes_and_the_others_go_on() {
 
 #[test]
 fn leases_running_out_by_the_clock_stop_every_busy_lane() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     h.join_at(500, &[0, 1], &[0, 1]);
     assert_eq!(h.cmds().len(), 2);
     h.fetched(0, rows(0, 1..=2));
@@ -147,7 +137,7 @@ fn leases_running_out_by_the_clock_stop_every_busy_lane() {
 
 #[test]
 fn a_renewal_in_flight_does_not_hold_the_lanes_up() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     h.join_at(500, &[0], &[0]);
     assert_eq!(h.briefs(), ["fetch 0 from head limit 2"]);
     h.fetched(0, rows(0, 1..=2));

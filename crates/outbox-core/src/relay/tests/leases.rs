@@ -1,21 +1,8 @@
 //! Leases: validity from the start of the call, expiry by the local clock, renewal
 //! beside the lanes, no delete after a lost lease, relay-level backoff, ownership events.
 
-use std::time::Duration;
-
 use super::*;
 use crate::error::Misconfiguration;
-
-/// A relay that probes only every minute, so that probes stay out of the way.
-fn quiet() -> TestRelay {
-    TestRelay::new(
-        options()
-            .poll_interval(Duration::from_secs(60))
-            .build()
-            .unwrap(),
-        RENEWING,
-    )
-}
 
 #[test]
 fn lease_validity_is_rechecked_after_the_fetch() {
@@ -56,7 +43,7 @@ fn lease_is_measured_from_before_acquisition() {
 
 #[test]
 fn renewal_runs_beside_the_publishes_of_several_lanes() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     // Answered at 0.5 s: the next acquisition is due at 10.5 s, the renewal at 10 s.
     h.join_at(500, &[0, 1], &[0, 1]);
     assert_eq!(
@@ -82,7 +69,7 @@ fn renewal_runs_beside_the_publishes_of_several_lanes() {
 
 #[test]
 fn a_lease_lost_during_a_publish_deletes_nothing() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     h.join_at(500, &[0], &[0]);
     assert_eq!(h.briefs(), ["fetch 0 from head limit 2"]);
     h.fetched(0, rows(0, 1..=1));
@@ -116,7 +103,7 @@ fn a_lease_lost_during_a_publish_deletes_nothing() {
 
 #[test]
 fn a_lease_expiring_during_a_publish_deletes_nothing() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     h.join_at(500, &[0], &[0]);
     assert_eq!(h.briefs(), ["fetch 0 from head limit 2"]);
     h.fetched(0, rows(0, 1..=1));
@@ -278,7 +265,7 @@ fn a_relay_without_buckets_only_waits_for_the_next_ownership_refresh() {
 
 #[test]
 fn a_long_poll_interval_is_capped_by_the_renewal_deadline() {
-    let mut h = quiet();
+    let mut h = TestRelay::quiet();
     h.start(&[0], &[]);
     assert_eq!(h.cmd(), None);
     assert_eq!(h.m.poll_timeout(), Some(Monotonic::from_millis(10_000)));

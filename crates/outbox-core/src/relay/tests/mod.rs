@@ -175,6 +175,16 @@ impl TestRelay {
     fn renewing() -> TestRelay {
         TestRelay::new(options().build().unwrap(), RENEWING)
     }
+    /// A renewing relay that probes only every minute, so that probes stay out of the way.
+    fn quiet() -> TestRelay {
+        TestRelay::new(
+            options()
+                .poll_interval(std::time::Duration::from_secs(60))
+                .build()
+                .unwrap(),
+            RENEWING,
+        )
+    }
     fn ms(&self) -> i64 {
         self.now.wall.as_millis()
     }
