@@ -418,13 +418,22 @@ fn parse_park_policy(text: &str) -> Result<ParkPolicy, ConfigError> {
     }
 }
 
+/// A config-file value through `parse`; a refusal names the option.
+fn file_value<T>(
+    option: &'static str,
+    value: Option<String>,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<Option<T>, ConfigError> {
+    value
+        .map(|v| parse(&v).map_err(|reason| ConfigError::Invalid { option, reason }))
+        .transpose()
+}
+
 fn file_duration(
     option: &'static str,
     value: Option<String>,
 ) -> Result<Option<Duration>, ConfigError> {
-    value
-        .map(|v| parse_duration(&v).map_err(|reason| ConfigError::Invalid { option, reason }))
-        .transpose()
+    file_value(option, value, parse_duration)
 }
 
 /// What the operator commands need: where the outbox's tables are, its bucket count,
@@ -674,27 +683,13 @@ impl Cli {
         };
         let log_format = match self.log_format {
             Some(format) => format,
-            None => file
-                .log_format
-                .map(|text| parse_log_format(&text))
-                .transpose()
-                .map_err(|reason| ConfigError::Invalid {
-                    option: "log-format",
-                    reason,
-                })?
-                .unwrap_or_default(),
+            None => {
+                file_value("log-format", file.log_format, parse_log_format)?.unwrap_or_default()
+            }
         };
         let notify_kind = match self.notify {
             Some(kind) => kind,
-            None => file
-                .notify
-                .map(|text| parse_notify_kind(&text))
-                .transpose()
-                .map_err(|reason| ConfigError::Invalid {
-                    option: "notify",
-                    reason,
-                })?
-                .unwrap_or_default(),
+            None => file_value("notify", file.notify, parse_notify_kind)?.unwrap_or_default(),
         };
         let notify = crate::notify::resolve(
             notify_kind,
