@@ -5,12 +5,12 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-/// A free TCP port on 127.0.0.1 (bound then released).
+/// A free TCP port on 127.0.0.1, bound then released (xtask's `pick_free_port`).
+///
+/// # Panics
+/// When no port can be bound.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free port: {e}"))
+    crate::broker::pick_free_port().unwrap_or_else(|e| panic!("no free port: {e:#}"))
 }
 
 /// `GET path` on 127.0.0.1:`port`: the status code and the body, `None` when nothing
