@@ -95,11 +95,9 @@ pub async fn operator_store(
     database: &crate::config::DatabaseConfig,
 ) -> Result<SeaOrmStore, StartError> {
     let url = database.database_url.as_str();
-    if let Some(address) = crate::probe::database_address(url) {
-        crate::probe::tcp_reachable(std::slice::from_ref(&address), crate::probe::PROBE_TIMEOUT)
-            .await
-            .map_err(|e| StartError::Database(format!("{} {e}", crate::probe::redact_url(url))))?;
-    }
+    crate::probe::database_reachable(url)
+        .await
+        .map_err(|e| StartError::Database(format!("{} {e}", crate::probe::redact_url(url))))?;
     let db = ConnectSettings::new(url)
         .max_connections(1)
         .connect()

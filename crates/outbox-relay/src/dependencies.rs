@@ -29,7 +29,7 @@ use tracing::{info, warn};
 
 use crate::config::Config;
 use crate::connect;
-use crate::probe::{PROBE_TIMEOUT, database_address, tcp_reachable};
+use crate::probe::{PROBE_TIMEOUT, database_reachable, tcp_reachable};
 use crate::readiness::{Dependency, Readiness, Status};
 
 /// Consecutive failures of one dependency: logs them and keeps `/readyz` current.
@@ -148,9 +148,7 @@ pub struct Database {
 /// One start-up attempt on the database: TCP check, store (migrating when asked), and
 /// the watch's connection.
 pub async fn connect_database(config: &Config) -> Result<Database, String> {
-    if let Some(address) = database_address(&config.database_url) {
-        tcp_reachable(&[address], PROBE_TIMEOUT).await?;
-    }
+    database_reachable(&config.database_url).await?;
     let store = connect::store(config)
         .await
         .map_err(|e| format!("error: {e}"))?;
@@ -162,9 +160,7 @@ pub async fn connect_database(config: &Config) -> Result<Database, String> {
 
 /// One check of the database while running: TCP check, then a ping.
 pub async fn check_database(database_url: &str, db: &DatabaseConnection) -> Result<(), String> {
-    if let Some(address) = database_address(database_url) {
-        tcp_reachable(&[address], PROBE_TIMEOUT).await?;
-    }
+    database_reachable(database_url).await?;
     match tokio::time::timeout(PROBE_TIMEOUT, db.ping()).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(format!("error: {e}")),

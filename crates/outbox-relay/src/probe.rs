@@ -73,6 +73,16 @@ pub fn database_address(url: &str) -> Option<String> {
     })
 }
 
+/// Whether the database server of `url` accepts a TCP connection within
+/// [`PROBE_TIMEOUT`] (see [`tcp_reachable`]); always `Ok` where there is no network
+/// address to try ([`database_address`]: SQLite, a Unix socket).
+pub async fn database_reachable(url: &str) -> Result<(), String> {
+    match database_address(url) {
+        Some(address) => tcp_reachable(&[address], PROBE_TIMEOUT).await,
+        None => Ok(()),
+    }
+}
+
 /// Succeeds as soon as one of `addresses` accepts a TCP connection (tried in order);
 /// otherwise `unreachable: ...` with each address's error (just the error for one).
 pub async fn tcp_reachable(addresses: &[String], timeout: Duration) -> Result<(), String> {
