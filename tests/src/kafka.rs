@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use rskafka::BackoffConfig;
-use rskafka::client::partition::UnknownTopicHandling;
+use rskafka::client::partition::{OffsetAt, UnknownTopicHandling};
 use rskafka::client::{Client, ClientBuilder};
 use rskafka::record::RecordAndOffset;
 
@@ -29,7 +29,8 @@ pub async fn client(brokers: &str) -> Client {
         .unwrap_or_else(|e| panic!("no Kafka client for {brokers}: {e}"))
 }
 
-/// Creates `topic` with `partitions` partitions (replication factor 1).
+/// Creates `topic` with `partitions` partitions (replication factor 1) and waits until
+/// every partition has a leader that answers ([`wait_topic_ready`]).
 ///
 /// # Panics
 /// When the broker refuses.
@@ -40,6 +41,60 @@ pub async fn create_topic(client: &Client, topic: &str, partitions: i32) {
         .create_topic(topic, partitions, 1, 5_000)
         .await
         .unwrap_or_else(|e| panic!("creating topic {topic}: {e}"));
+    wait_topic_ready(client, topic, partitions).await;
+}
+
+/// [`create_topic`], except that a topic that already exists is fine (a broker that kept
+/// it across a restart, or a publisher whose metadata request created it).
+///
+/// # Panics
+/// When the broker refuses for any other reason.
+pub async fn ensure_topic(client: &Client, topic: &str, partitions: i32) {
+    let created = client
+        .controller_client()
+        .unwrap_or_else(|e| panic!("no controller client: {e}"))
+        .create_topic(topic, partitions, 1, 5_000)
+        .await;
+    if let Err(e) = created
+        && !e.to_string().contains("TopicAlreadyExists")
+    {
+        panic!("creating topic {topic}: {e}");
+    }
+    wait_topic_ready(client, topic, partitions).await;
+}
+
+/// Waits (up to 30 s) until each of the `partitions` partitions of `topic` answers a
+/// ListOffsets at its leader. Apache Kafka acknowledges CreateTopics before the new
+/// partitions' leaders serve requests; a produce in between is refused
+/// (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION) and retried, which would change
+/// what a test counts.
+///
+/// # Panics
+/// When a partition is not ready in time.
+pub async fn wait_topic_ready(client: &Client, topic: &str, partitions: i32) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    for p in 0..partitions {
+        loop {
+            let answer = match client
+                .partition_client(topic, p, UnknownTopicHandling::Error)
+                .await
+            {
+                Ok(pc) => pc
+                    .get_offset(OffsetAt::Latest)
+                    .await
+                    .map(drop)
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            match answer {
+                Ok(()) => break,
+                Err(e) if tokio::time::Instant::now() >= deadline => {
+                    panic!("{topic}/{p} has no leader that answers after 30 s: {e}")
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
 }
 
 /// Every record of `topic`/`partition`, read up to the high watermark Fetch reports.

@@ -11,10 +11,12 @@
 //! | `OUTBOX_TEST_POSTGRES_URL` | `postgres://postgres@127.0.0.1:5432/test` |
 //! | `OUTBOX_TEST_MYSQL_URL`    | `mysql://root@127.0.0.1:3306/test`        |
 //! | `OUTBOX_TEST_REDIS_URL`    | `redis://127.0.0.1:6379/`                 |
-//! | `OUTBOX_TEST_TANSU_BIN`    | the project-local Tansu, if installed      |
+//! | `OUTBOX_TEST_BROKER_KIND`  | `kafka` (private brokers' kind; or `tansu`) |
+//! | `OUTBOX_TEST_TANSU_BROKERS`| `127.0.0.1:19192` (the second kind)       |
 //!
-//! The broker is Tansu (see `shared/reference/broker-facts.md`): read a topic to its end
-//! with Fetch's high watermark, never with ListOffsets(latest), which Tansu 0.6.0 gets wrong.
+//! The broker is Apache Kafka; the publisher's broker suite runs once more on Tansu (see
+//! `shared/reference/broker-facts.md`). Read a topic to its end with Fetch's high
+//! watermark, never with ListOffsets(latest), which Tansu 0.6.0 gets wrong.
 //!
 //! Helpers for fault tests: [`endpoint`] (a free port, HTTP `GET` on a child's endpoints,
 //! polling), [`proxy`] (a TCP proxy that cuts or refuses connections, with
@@ -24,8 +26,9 @@
 //! [`faults`] (relay processes, a continuous writer and a topic checker for the
 //! fault-injection suite).
 
-use std::path::PathBuf;
 use std::time::Duration;
+
+use broker::{Broker, BrokerKind, BrokerSpec};
 
 pub mod database;
 pub mod endpoint;
@@ -94,24 +97,43 @@ pub fn sqlite_url() -> String {
     format!("sqlite://{}?mode=rwc", path.display())
 }
 
-/// The project-local Tansu binary for private brokers in fault tests:
-/// `OUTBOX_TEST_TANSU_BIN`, else the one under `.tools/tansu/` if installed.
+/// The kind of the run's brokers, shared and private: `OUTBOX_TEST_BROKER_KIND`
+/// (`kafka` or `tansu`), Apache Kafka by default.
 ///
 /// # Panics
-/// When neither exists, with the command that installs it.
-pub fn tansu_bin() -> PathBuf {
-    if let Some(bin) = std::env::var_os("OUTBOX_TEST_TANSU_BIN").filter(|v| !v.is_empty()) {
-        return PathBuf::from(bin);
-    }
-    match broker::installed(&xtask::workspace_root()) {
-        Some(bin) => bin,
-        None => panic!(
-            "this test needs the project-local Tansu broker binary, which is not installed: \
-             run `cargo xtask broker install` (or the whole suite with `cargo xtask test`), \
-             or set OUTBOX_TEST_TANSU_BIN"
-        ),
-    }
+/// On any other value.
+pub fn broker_kind() -> BrokerKind {
+    let name = env_or("OUTBOX_TEST_BROKER_KIND", "kafka");
+    BrokerKind::parse(&name).unwrap_or_else(|e| panic!("OUTBOX_TEST_BROKER_KIND: {e:#}"))
 }
+
+/// What a private broker of the run's kind starts from: a new directory of its own, a
+/// free port, default [`broker::KafkaSettings`]. Set the port or the settings on it and
+/// pass it to [`start_broker`].
+pub fn private_broker_spec() -> BrokerSpec {
+    BrokerSpec::private(broker_kind())
+}
+
+/// Starts `spec` and waits until it is ready (up to 90 s: a cold JVM on a busy machine).
+///
+/// # Panics
+/// When it does not start or get ready, with the end of its log.
+pub fn start_broker(spec: &BrokerSpec) -> Broker {
+    let mut broker = Broker::start(spec).unwrap_or_else(|e| panic!("starting a broker: {e:#}"));
+    broker
+        .wait_ready(BROKER_READY_TIMEOUT)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    broker
+}
+
+/// A private broker of the run's kind with default settings, started and ready, for tests
+/// that stop, pause, crash or restart it. Dropping it stops it.
+pub fn private_broker() -> Broker {
+    start_broker(&private_broker_spec())
+}
+
+/// How long [`start_broker`] waits for readiness.
+pub const BROKER_READY_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// `prefix` followed by `_` and 32 lowercase hex digits of a random (v4) UUID: unique
 /// topic, table and file names, so tests can share one broker and one database.
@@ -151,8 +173,8 @@ pub fn require_tcp(service: &str, addr: &str) {
     }
     panic!(
         "{service} is not accepting connections at {addr}. These tests never skip: start it. \
-         `cargo xtask test` starts every service the tests need (databases and a Tansu broker) \
-         and runs the suite; `cargo xtask broker start` starts just the test broker on \
+         `cargo xtask test` starts every service the tests need (databases and the brokers) \
+         and runs the suite; `cargo xtask broker start` starts just the Kafka test broker on \
          127.0.0.1:19092. Override addresses with the OUTBOX_TEST_* environment variables."
     );
 }

@@ -1,205 +1,251 @@
-//! `cargo xtask broker ...` and the broker step of the pipelines: install, start, stop and
-//! inspect the project-local Tansu, or use the broker the caller names.
+//! `cargo xtask broker ...` and the broker step of the pipelines: install, start, stop,
+//! restart and inspect the project-local Apache Kafka or Tansu, or use the broker the
+//! caller names.
 
 use crate::cli::Args;
 use crate::{root, secs};
-use anyhow::Result;
-use std::path::{Path, PathBuf};
+use anyhow::{Context, Result};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use xtask::broker::{self, Broker, DEFAULT_PORT};
+use xtask::broker::{self, Broker, BrokerKind, BrokerSpec};
 
-/// How long `broker start` / `test` wait for a fresh broker to answer.
-pub(crate) const BROKER_READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long `broker start` / `test` wait for a fresh broker to be ready (a cold JVM on a
+/// busy 2-core machine takes a few seconds).
+pub(crate) const BROKER_READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The kind `--kind` names, Apache Kafka by default.
+pub(crate) fn kind(args: &Args) -> Result<BrokerKind> {
+    args.kind
+        .as_deref()
+        .map_or(Ok(BrokerKind::Kafka), BrokerKind::parse)
+}
+
+fn install_kind(kind: BrokerKind, root: &Path) -> Result<String> {
+    Ok(match kind {
+        BrokerKind::Kafka => broker::ensure_kafka_installed()?
+            .dir()
+            .display()
+            .to_string(),
+        BrokerKind::Tansu => broker::ensure_installed(root)?.display().to_string(),
+    })
+}
 
 pub(crate) fn install(args: &Args) -> Result<ExitCode> {
-    if let Some(external) = &args.brokers {
-        println!("external broker {external} given: not installing Tansu");
-        return Ok(ExitCode::SUCCESS);
-    }
+    let kind = kind(args)?;
     let t = Instant::now();
-    let bin = broker::ensure_installed(&root())?;
-    println!(
-        "Tansu {} ready at {} ({:.1} s)",
-        broker::TANSU_VERSION,
-        bin.display(),
-        secs(t)
-    );
+    let at = install_kind(kind, &root())?;
+    println!("{} installed at {at} ({:.1} s)", kind.label(), secs(t));
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn start(args: &Args, port: u16) -> Result<ExitCode> {
-    if let Some(external) = &args.brokers {
-        println!("external broker {external} given: not starting Tansu; probing it");
-        broker::wait_ready(external, Duration::from_secs(5))?;
-        println!("{external} answers ApiVersions");
-        return Ok(ExitCode::SUCCESS);
-    }
-    let addr = format!("127.0.0.1:{port}");
-    if broker::api_versions(&addr, Duration::from_secs(1)).is_ok() {
-        match broker::read_pid(&broker::default_state_dir(), port) {
-            Some(pid) => println!("a broker already answers on {addr} (pid file: {pid})"),
-            None => println!("a broker already answers on {addr} (not started by xtask)"),
+/// The shared broker of `kind`, started unless it already runs; `fresh` wipes its data
+/// first. Returns the handle (detached when it was already running) and whether this call
+/// started it.
+fn start_shared(kind: BrokerKind, port: Option<u16>, fresh: bool) -> Result<(Broker, bool)> {
+    let dir = broker::shared_dir(&root(), kind);
+    if let Some(mut running) = Broker::attach(&dir) {
+        if !fresh && port.is_none_or(|p| p == running.port()) {
+            running.wait_ready(BROKER_READY_TIMEOUT)?;
+            return Ok((running, false));
         }
-        return Ok(ExitCode::SUCCESS);
+        running.stop()?;
     }
-    let t = Instant::now();
-    let bin = broker::ensure_installed(&root())?;
-    let mut b = Broker::start(&bin, port)?;
+    if fresh {
+        broker::wipe(&dir)?;
+    }
+    let remembered = dir.join("ports").is_file();
+    let mut spec = BrokerSpec::new(kind, &dir);
+    let port = match port {
+        Some(p) => Some(p),
+        None if remembered => None,
+        // The well-known port when free, so addresses in docs and shells keep working.
+        None => Some(kind.default_port())
+            .filter(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok()),
+    };
+    if let Some(p) = port {
+        spec = spec.port(p);
+    }
+    let mut b = Broker::start(&spec)?;
     b.wait_ready(BROKER_READY_TIMEOUT)?;
-    let log = b.log_path();
-    let pid = b.detach();
-    println!(
-        "Tansu {} answers on {addr} (pid {pid}, started in {:.1} s)\n  log:  {}\n  stop: cargo xtask broker stop{}",
-        broker::TANSU_VERSION,
-        secs(t),
-        log.display(),
-        if port == DEFAULT_PORT {
-            String::new()
-        } else {
-            format!(" --port {port}")
-        }
-    );
+    Ok((b, true))
+}
+
+pub(crate) fn start(args: &Args) -> Result<ExitCode> {
+    if let Some(external) = &args.brokers {
+        println!("external broker {external} given: not starting one; probing it");
+        broker::wait_ready(external, Duration::from_secs(5))?;
+        println!("{external}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let kind = kind(args)?;
+    let t = Instant::now();
+    let (b, started) = start_shared(kind, args.port, args.fresh)?;
+    if started {
+        println!(
+            "{} started in {:.1} s (pid {}, data and log in {})\n  log:  {}\n  stop: cargo xtask broker stop --kind {}",
+            kind.label(),
+            secs(t),
+            b.pid(),
+            b.dir().display(),
+            b.log_path().display(),
+            kind.name()
+        );
+    } else {
+        println!("{} already runs (pid {})", kind.label(), b.pid());
+    }
+    println!("{}", b.addr());
+    b.detach();
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn stop(args: &Args, port: u16) -> Result<ExitCode> {
+pub(crate) fn restart(args: &Args) -> Result<ExitCode> {
+    let kind = kind(args)?;
+    let dir = broker::shared_dir(&root(), kind);
+    let t = Instant::now();
+    let mut b = match Broker::attach(&dir).or_else(|| Broker::recorded(&dir)) {
+        Some(b) => b,
+        None => {
+            println!("no {} was started here before: starting one", kind.label());
+            return start(args);
+        }
+    };
+    b.restart()?;
+    b.wait_ready(BROKER_READY_TIMEOUT)?;
+    println!(
+        "{} restarted in {:.1} s (pid {}, same port and data)",
+        kind.label(),
+        secs(t),
+        b.pid()
+    );
+    println!("{}", b.addr());
+    b.detach();
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn stop(args: &Args) -> Result<ExitCode> {
     if let Some(external) = &args.brokers {
         println!("external broker {external} given: nothing to stop");
         return Ok(ExitCode::SUCCESS);
     }
-    let state_dir = broker::default_state_dir();
-    let bin = broker::installed(&root()).unwrap_or_else(|| PathBuf::from("tansu"));
-    match Broker::attach(&state_dir, &bin, port) {
+    let kind = kind(args)?;
+    let dir = broker::shared_dir(&root(), kind);
+    match Broker::attach(&dir) {
         Some(mut b) => {
             let pid = b.pid();
             b.stop()?;
-            println!("stopped Tansu on 127.0.0.1:{port} (pid {pid})");
+            println!("stopped {} on {} (pid {pid})", kind.label(), b.addr());
         }
-        None => {
-            let _ = std::fs::remove_file(broker::pid_path(&state_dir, port));
-            if xtask::tcp_accepts(&format!("127.0.0.1:{port}"), Duration::from_millis(500)) {
-                println!(
-                    "something listens on 127.0.0.1:{port}, but xtask did not start it (no live pid file): not stopping it"
-                );
-            } else {
-                println!("no broker started by xtask runs on 127.0.0.1:{port}");
-            }
-        }
+        None => println!("no {} started by xtask runs", kind.label()),
     }
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn status(args: &Args, port: u16) -> Result<ExitCode> {
+pub(crate) fn status(args: &Args) -> Result<ExitCode> {
     if let Some(external) = &args.brokers {
-        return Ok(
-            match broker::api_versions(external, Duration::from_secs(2)) {
-                Ok(()) => {
-                    println!("external broker {external}: answers ApiVersions");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    println!("external broker {external}: not answering: {e:#}");
-                    ExitCode::from(3)
-                }
-            },
-        );
+        return Ok(match broker::ready(external, Duration::from_secs(2)) {
+            Ok(()) => {
+                println!("external broker {external}: ready");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                println!("external broker {external}: not ready: {e:#}");
+                ExitCode::from(3)
+            }
+        });
     }
-    let root = root();
-    match broker::installed(&root) {
-        Some(bin) => println!(
-            "installed: Tansu {} at {}",
-            broker::TANSU_VERSION,
-            bin.display()
-        ),
-        None => println!(
-            "installed: no (cargo xtask broker install puts it into {})",
-            broker::tools_dir(&root).display()
-        ),
-    }
-    let state_dir = broker::default_state_dir();
-    match broker::read_pid(&state_dir, port) {
-        Some(pid) => println!(
-            "pid file:  {} (pid {pid})",
-            broker::pid_path(&state_dir, port).display()
-        ),
-        None => println!("pid file:  none for port {port}"),
-    }
-    let addr = format!("127.0.0.1:{port}");
-    Ok(match broker::api_versions(&addr, Duration::from_secs(2)) {
-        Ok(()) => {
-            let ours = if broker::is_running_in(&state_dir, port) {
-                "started by xtask"
-            } else {
-                "not started by xtask"
-            };
-            println!("broker:    answers ApiVersions on {addr} ({ours})");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            println!("broker:    none answering on {addr} ({e:#})");
-            ExitCode::from(3)
-        }
-    })
-}
-
-/// The broker to use: `--brokers` as given, one already answering on the default port,
-/// or a project-local Tansu started now (returned, so that dropping it stops it).
-pub(crate) fn ensure_broker(args: &Args, root: &Path) -> Result<(String, Option<Broker>)> {
-    if let Some(external) = &args.brokers {
-        println!("    external broker {external}: not installing or starting Tansu");
-        broker::wait_ready(external, Duration::from_secs(10))?;
-        println!("    {external} answers ApiVersions");
-        let bin = broker::ensure_installed(root)?;
-        println!(
-            "    Tansu binary for private test brokers: {}",
-            bin.display()
-        );
-        return Ok((external.clone(), None));
-    }
-    let addr = format!("127.0.0.1:{DEFAULT_PORT}");
-    if broker::api_versions(&addr, Duration::from_secs(1)).is_ok() {
-        println!("    a broker already answers on {addr}: using it (and leaving it running)");
-        // Some tests start private brokers of their own (restarts, the demo): they need
-        // the binary even when the shared broker is someone else's.
-        let bin = broker::ensure_installed(root)?;
-        println!(
-            "    Tansu binary for private test brokers: {}",
-            bin.display()
-        );
-        return Ok((addr, None));
-    }
-    let ti = Instant::now();
-    let bin = broker::ensure_installed(root)?;
+    let kind = kind(args)?;
+    let dir = broker::shared_dir(&root(), kind);
+    let installed = match kind {
+        BrokerKind::Kafka => broker::kafka_installed().map(|h| h.dir().display().to_string()),
+        BrokerKind::Tansu => broker::tansu_installed(&root()).map(|b| b.display().to_string()),
+    };
     println!(
-        "    Tansu {} at {} ({:.1} s)",
-        broker::TANSU_VERSION,
-        bin.display(),
-        secs(ti)
+        "installed: {}",
+        installed
+            .unwrap_or_else(|| format!("no (cargo xtask broker install --kind {})", kind.name()))
     );
-    let ts = Instant::now();
-    let mut b = Broker::start(&bin, DEFAULT_PORT)?;
-    b.wait_ready(BROKER_READY_TIMEOUT)?;
+    let Some(b) = Broker::attach(&dir) else {
+        println!(
+            "{}: not running (directory {})",
+            kind.label(),
+            dir.display()
+        );
+        return Ok(ExitCode::from(3));
+    };
+    let addr = b.addr();
+    let state = match broker::ready(&addr, Duration::from_secs(2)) {
+        Ok(()) => "ready".to_owned(),
+        Err(e) => format!("not ready: {e:#}"),
+    };
     println!(
-        "    started Tansu on {addr} (pid {}, ready in {:.1} s, log {})",
+        "{}: pid {}, {state}, log {}",
+        kind.label(),
         b.pid(),
-        secs(ts),
         b.log_path().display()
     );
-    Ok((addr, Some(b)))
+    println!("{addr}");
+    Ok(ExitCode::SUCCESS)
 }
 
-/// What the benchmark reports as the broker version.
-pub(crate) fn broker_version(args: &Args, started_here: bool) -> String {
+/// A broker for a pipeline: `--brokers` as given, or the shared broker of `kind` (started
+/// fresh when it is not running, and returned so that dropping it stops it again; one
+/// already running is used and left running).
+pub(crate) fn ensure_broker(args: &Args, kind: BrokerKind) -> Result<(String, Option<Broker>)> {
     if let Some(external) = &args.brokers {
-        return format!("external broker {external} (version unknown)");
+        println!("    external broker {external}: not starting one");
+        broker::wait_ready(external, Duration::from_secs(10))?;
+        println!("    {external} is ready");
+        return Ok((external.clone(), None));
     }
-    if started_here || broker::is_running_in(&broker::default_state_dir(), DEFAULT_PORT) {
-        format!(
-            "Tansu {} (project-local, memory engine)",
-            broker::TANSU_VERSION
-        )
+    let t = Instant::now();
+    let dir = broker::shared_dir(&root(), kind);
+    let fresh = Broker::attach(&dir).is_none();
+    let (b, started) =
+        start_shared(kind, None, fresh).with_context(|| format!("starting {}", kind.label()))?;
+    let addr = b.addr();
+    if started {
+        println!(
+            "    started {} on {addr} (pid {}, ready in {:.1} s, log {})",
+            kind.label(),
+            b.pid(),
+            secs(t),
+            b.log_path().display()
+        );
+        Ok((addr, Some(b)))
     } else {
-        format!("unknown (a broker not started by xtask answers on 127.0.0.1:{DEFAULT_PORT})")
+        println!(
+            "    {} already runs on {addr} (pid {}): using it and leaving it running",
+            kind.label(),
+            b.pid()
+        );
+        b.detach();
+        Ok((addr, None))
     }
+}
+
+/// What the benchmark reports as the broker.
+pub(crate) fn broker_version(args: &Args, kind: BrokerKind) -> String {
+    match &args.brokers {
+        Some(external) => format!("external broker {external} (version unknown)"),
+        None => match kind {
+            BrokerKind::Kafka => format!("{} (project-local, KRaft, one node)", kind.label()),
+            BrokerKind::Tansu => format!("{} (project-local, memory engine)", kind.label()),
+        },
+    }
+}
+
+/// Stops a broker a pipeline started, saying so.
+pub(crate) fn stop_started(started: Option<Broker>) -> Result<()> {
+    if let Some(mut b) = started {
+        let t = Instant::now();
+        let pid = b.pid();
+        b.stop()?;
+        println!(
+            "==> stopped the {} started for this run (pid {pid}, {:.1} s)",
+            b.kind().label(),
+            secs(t)
+        );
+    }
+    Ok(())
 }

@@ -8,6 +8,10 @@ pub(crate) struct Args {
     pub(crate) positional: Vec<String>,
     pub(crate) brokers: Option<String>,
     pub(crate) port: Option<u16>,
+    /// `--kind kafka|tansu` (broker commands); `None` means Apache Kafka.
+    pub(crate) kind: Option<String>,
+    /// `--fresh`: wipe the broker's data before starting it.
+    pub(crate) fresh: bool,
     pub(crate) no_lint: bool,
     pub(crate) help: bool,
     /// `bench` options, forwarded to the benchmark program as given.
@@ -37,6 +41,9 @@ pub(crate) fn parse_args(raw: impl IntoIterator<Item = String>) -> Result<Args> 
             }
             "-h" | "--help" => args.help = true,
             "--no-lint" => args.no_lint = true,
+            "--fresh" => args.fresh = true,
+            // `bench --broker tansu` reads better; both name the broker kind.
+            "--kind" | "--broker" => args.kind = Some(value(&flag)?),
             "--quick" => args.bench.push(flag.clone()),
             "--database" | "--rows" | "--rate" | "--only" => {
                 let v = value(&flag)?;

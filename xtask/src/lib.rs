@@ -34,3 +34,19 @@ pub fn tcp_accepts(addr: &str, timeout: Duration) -> bool {
         .into_iter()
         .any(|a| TcpStream::connect_timeout(&a, timeout).is_ok())
 }
+
+/// The machine-wide cache of the project's tools, outside every clone, so that later
+/// runs and fresh clones on the same machine reuse them: `OUTBOX_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/outbox-dev`, else `$HOME/.cache/outbox-dev`. Each entry below it is
+/// keyed by its version (`kafka-4.4.0/`, `tools/cargo-nextest-0.9.151/`).
+pub fn cache_dir() -> PathBuf {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = non_empty("OUTBOX_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = non_empty("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("outbox-dev");
+    }
+    let home = non_empty("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
+    home.join(".cache").join("outbox-dev")
+}

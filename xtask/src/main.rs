@@ -19,7 +19,6 @@ use help::{BENCH_HELP, BROKER_HELP, DEMO_HELP, HELP, TEST_HELP};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-use xtask::broker::DEFAULT_PORT;
 
 fn main() -> ExitCode {
     match run() {
@@ -53,6 +52,8 @@ fn run() -> Result<ExitCode> {
         ["bench", ..] if args.help => help(BENCH_HELP),
         ["test"] => {
             reject(args.port.is_some(), "--port")?;
+            reject(args.kind.is_some(), "--kind")?;
+            reject(args.fresh, "--fresh")?;
             reject(!args.bench.is_empty(), "a bench option")?;
             pipeline::cmd_test(&args)
         }
@@ -60,12 +61,12 @@ fn run() -> Result<ExitCode> {
             reject(args.no_lint, "--no-lint")?;
             reject(!args.bench.is_empty(), "a bench option")?;
             reject(!args.passthrough.is_empty(), "arguments after --")?;
-            let port = args.port.unwrap_or(DEFAULT_PORT);
             match *sub {
                 "install" => broker_cmd::install(&args),
-                "start" => broker_cmd::start(&args, port),
-                "stop" => broker_cmd::stop(&args, port),
-                "status" => broker_cmd::status(&args, port),
+                "start" => broker_cmd::start(&args),
+                "restart" => broker_cmd::restart(&args),
+                "stop" => broker_cmd::stop(&args),
+                "status" => broker_cmd::status(&args),
                 other => {
                     bail!("unknown broker subcommand {other:?} (see cargo xtask broker --help)")
                 }
@@ -77,12 +78,14 @@ fn run() -> Result<ExitCode> {
         }
         ["demo"] => {
             reject(args.port.is_some(), "--port")?;
+            reject(args.fresh, "--fresh")?;
             reject(args.no_lint, "--no-lint")?;
             reject(!args.bench.is_empty(), "a bench option")?;
             pipeline::cmd_demo(&args)
         }
         ["bench"] => {
             reject(args.port.is_some(), "--port")?;
+            reject(args.fresh, "--fresh")?;
             reject(args.no_lint, "--no-lint")?;
             pipeline::cmd_bench(&args)
         }

@@ -1,16 +1,16 @@
 //! The multi-step commands: `test` (the CI pipeline), `bench` and `demo`. Each step is
 //! printed with its duration; a broker started for the run is stopped again at the end.
 
-use crate::broker_cmd::{broker_version, ensure_broker};
+use crate::broker_cmd::{broker_version, ensure_broker, kind, stop_started};
 use crate::cli::Args;
 use crate::services::{MYSQL_URL, POSTGRES_URL, REDIS_URL, ensure_databases};
-use crate::tools::{cargo, ensure_cargo_deny, has_nextest, run_cmd};
+use crate::tools::{CARGO_DENY, NEXTEST, cargo, run_cmd};
 use crate::{root, secs};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
-use xtask::broker;
+use xtask::broker::{self, BrokerKind};
 
 pub(crate) struct Steps {
     pub(crate) total: usize,
@@ -46,13 +46,27 @@ impl Steps {
     }
 }
 
-/// `cargo xtask demo`: broker, then the orders demo (SQLite unless --database-url is
-/// passed after `--`), then the broker is stopped again if this command started it.
+/// `cargo xtask demo`: broker (Apache Kafka; Tansu when no Java 17+ is found, said in
+/// one line), then the orders demo (SQLite unless --database-url is passed after `--`),
+/// then the broker is stopped again if this command started it.
 pub(crate) fn cmd_demo(args: &Args) -> Result<ExitCode> {
     let root = root();
     println!("cargo xtask demo");
+    let mut kind = kind(args)?;
+    if kind == BrokerKind::Kafka
+        && args.brokers.is_none()
+        && let Err(why) = broker::java_feature_version()
+    {
+        println!(
+            "==> {why:#}; running the demo on {} instead",
+            BrokerKind::Tansu.label()
+        );
+        kind = BrokerKind::Tansu;
+    }
     let mut steps = Steps { total: 2, done: 0 };
-    let (brokers, mut started) = steps.run("broker", || ensure_broker(args, &root))?;
+    let (brokers, started) = steps.run(&format!("broker ({})", kind.label()), || {
+        ensure_broker(args, kind)
+    })?;
     let result = steps.run("demo", || {
         run_cmd(
             Command::new(cargo())
@@ -70,30 +84,35 @@ pub(crate) fn cmd_demo(args: &Args) -> Result<ExitCode> {
                 .current_dir(&root),
         )
     });
-    if let Some(mut broker) = started.take() {
-        broker.stop()?;
-        println!("==> stopped the Tansu broker started for the demo");
-    }
+    stop_started(started)?;
     result.map(|()| ExitCode::SUCCESS)
 }
 
-/// `cargo xtask bench`: databases, broker, the relay binary, then the benchmark program;
-/// a broker started here is stopped again, also when the run fails.
+/// `cargo xtask bench`: databases, broker (Apache Kafka unless `--broker tansu`), the
+/// relay binary, then the benchmark program; a broker started here is stopped again, also
+/// when the run fails.
 pub(crate) fn cmd_bench(args: &Args) -> Result<ExitCode> {
     let t = Instant::now();
     let root = root();
     println!("cargo xtask bench {}", args.bench.join(" "));
+    let kind = kind(args)?;
     let mut steps = Steps { total: 3, done: 0 };
     steps.run("databases (PostgreSQL, MariaDB, Redis)", ensure_databases)?;
-    let (brokers, mut started) = steps.run("broker", || ensure_broker(args, &root))?;
-    let version = broker_version(args, started.is_some());
+    let (brokers, started) = steps.run(&format!("broker ({})", kind.label()), || {
+        ensure_broker(args, kind)
+    })?;
+    let version = broker_version(args, kind);
     let outcome = steps.run("benchmark", || {
-        run_bench(&root, &brokers, &version, &args.bench, &args.passthrough)
+        run_bench(
+            &root,
+            &brokers,
+            kind,
+            &version,
+            &args.bench,
+            &args.passthrough,
+        )
     });
-    if let Some(mut b) = started.take() {
-        b.stop()?;
-        println!("==> stopped the Tansu broker started for this run");
-    }
+    stop_started(started)?;
     outcome?;
     println!("==> cargo xtask bench: done in {:.1} s", secs(t));
     Ok(ExitCode::SUCCESS)
@@ -120,6 +139,7 @@ fn profile_dir(profile: &str) -> &str {
 pub(crate) fn run_bench(
     root: &Path,
     brokers: &str,
+    kind: BrokerKind,
     broker_version: &str,
     bench_args: &[String],
     extra: &[String],
@@ -180,10 +200,21 @@ pub(crate) fn run_bench(
             .env("OUTBOX_BENCH_RELAY_BIN", &relay_bin)
             .env("OUTBOX_BENCH_DEMO_BIN", &demo_bin)
             .env("OUTBOX_BENCH_BROKER_VERSION", broker_version)
+            .env("OUTBOX_BENCH_BROKER_KIND", kind.name())
             .env("OUTBOX_TEST_POSTGRES_URL", POSTGRES_URL)
             .env("OUTBOX_TEST_MYSQL_URL", MYSQL_URL)
             .env("OUTBOX_TEST_REDIS_URL", REDIS_URL),
     )
+}
+
+/// The environment every test run gets: the databases' URLs and the brokers.
+fn test_env(cmd: &mut Command, brokers: &str, kind: BrokerKind, tansu: &str) {
+    cmd.env("OUTBOX_TEST_BROKERS", brokers)
+        .env("OUTBOX_TEST_BROKER_KIND", kind.name())
+        .env("OUTBOX_TEST_TANSU_BROKERS", tansu)
+        .env("OUTBOX_TEST_POSTGRES_URL", POSTGRES_URL)
+        .env("OUTBOX_TEST_MYSQL_URL", MYSQL_URL)
+        .env("OUTBOX_TEST_REDIS_URL", REDIS_URL);
 }
 
 pub(crate) fn cmd_test(args: &Args) -> Result<ExitCode> {
@@ -195,27 +226,64 @@ pub(crate) fn cmd_test(args: &Args) -> Result<ExitCode> {
         root.display(),
         if in_ci { ", CI=true" } else { "" }
     );
-    let mut steps = Steps { total: 6, done: 0 };
-
-    steps.run("databases (PostgreSQL, MariaDB, Redis)", ensure_databases)?;
-
-    // Held until the end of this function: dropping it stops a broker we started, also
-    // when a later step fails and `?` returns early.
-    let (brokers, mut started) = steps.run("broker", || ensure_broker(args, &root))?;
-
     let cargo = cargo();
-    // Lint and tests; whatever happens, a broker we started is stopped afterwards.
+    let mut steps = Steps { total: 8, done: 0 };
+
+    let (nextest, deny) = steps.run(
+        "provision (PostgreSQL, MariaDB, Redis, cargo-nextest, cargo-deny, Apache Kafka, Tansu)",
+        || {
+            ensure_databases()?;
+            let nextest = NEXTEST.ensure(&cargo)?;
+            let deny = if args.no_lint {
+                None
+            } else {
+                Some(CARGO_DENY.ensure(&cargo)?)
+            };
+            let kafka = broker::ensure_kafka_installed()?;
+            println!(
+                "    {} in {}",
+                BrokerKind::Kafka.label(),
+                kafka.dir().display()
+            );
+            let tansu = broker::ensure_installed(&root)?;
+            println!("    {} at {}", BrokerKind::Tansu.label(), tansu.display());
+            Ok((nextest, deny))
+        },
+    )?;
+
+    // Held until the end of this function and stopped there, also when a step fails.
+    let (brokers, kafka) = steps.run("broker (Apache Kafka)", || {
+        ensure_broker(args, BrokerKind::Kafka)
+    })?;
+    let kafka_guard = StartedBroker(kafka);
+    let tansu_args = Args::default();
+    let (tansu, tansu_broker) = steps.run("second broker (Tansu)", || {
+        ensure_broker(&tansu_args, BrokerKind::Tansu)
+    })?;
+    let tansu_guard = StartedBroker(tansu_broker);
+
+    let nextest_run = |extra: &[&str]| {
+        let mut cmd = Command::new(&nextest);
+        cmd.args([
+            "nextest",
+            "run",
+            "--workspace",
+            "--locked",
+            "--no-fail-fast",
+        ])
+        .args(extra)
+        .current_dir(&root);
+        cmd
+    };
     let outcome = (|| -> Result<()> {
-        if args.no_lint {
-            steps.skip("lint", "--no-lint");
-        } else {
-            steps.run("lint (rustfmt, cargo-deny, clippy)", || {
+        match &deny {
+            None => steps.skip("lint", "--no-lint"),
+            Some(deny) => steps.run("lint (rustfmt, cargo-deny, clippy)", || {
                 run_cmd(
                     Command::new(&cargo)
                         .args(["fmt", "--all", "--check"])
                         .current_dir(&root),
                 )?;
-                let deny = ensure_cargo_deny(&cargo, &root)?;
                 run_cmd(
                     Command::new(deny)
                         .args(["deny", "check", "licenses", "bans", "sources"])
@@ -234,32 +302,21 @@ pub(crate) fn cmd_test(args: &Args) -> Result<ExitCode> {
                         ])
                         .current_dir(&root),
                 )
-            })?;
+            })?,
         }
 
-        steps.run("tests", || {
-            let mut cmd = Command::new(&cargo);
-            if has_nextest(&cargo) {
-                cmd.args([
-                    "nextest",
-                    "run",
-                    "--workspace",
-                    "--locked",
-                    "--no-fail-fast",
-                ]);
-            } else {
-                println!("    cargo-nextest not found: falling back to cargo test");
-                cmd.args(["test", "--workspace", "--locked"]);
-            }
-            cmd.args(&args.passthrough)
-                .current_dir(&root)
-                .env("OUTBOX_TEST_BROKERS", &brokers)
-                .env("OUTBOX_TEST_POSTGRES_URL", POSTGRES_URL)
-                .env("OUTBOX_TEST_MYSQL_URL", MYSQL_URL)
-                .env("OUTBOX_TEST_REDIS_URL", REDIS_URL);
-            if let Some(bin) = broker::installed(&root) {
-                cmd.env("OUTBOX_TEST_TANSU_BIN", bin);
-            }
+        steps.run("tests (on Apache Kafka)", || {
+            let mut cmd = nextest_run(&[]);
+            cmd.args(&args.passthrough);
+            test_env(&mut cmd, &brokers, BrokerKind::Kafka, &tansu);
+            run_cmd(&mut cmd)
+        })?;
+
+        // The publisher's broker suite once more on the second kind, from the same test
+        // build (a filter, not `-p`, so that features and so the build stay the same).
+        steps.run("publisher broker suite on Tansu", || {
+            let mut cmd = nextest_run(&["-E", "package(outbox-kafka) & binary(broker)"]);
+            test_env(&mut cmd, &tansu, BrokerKind::Tansu, &tansu);
             run_cmd(&mut cmd)
         })?;
 
@@ -267,42 +324,41 @@ pub(crate) fn cmd_test(args: &Args) -> Result<ExitCode> {
         // unify), so the promise "no feature, nothing captured" is checked on a build of
         // outbox-core alone, which resolves without it.
         steps.run("feature off (outbox-core without `otel`)", || {
-            let mut cmd = Command::new(&cargo);
-            if has_nextest(&cargo) {
-                cmd.args(["nextest", "run", "-p", "outbox-core", "--lib", "--locked"])
-                    .args(["-E", "test(feature_off)"]);
-            } else {
-                cmd.args([
-                    "test",
-                    "-p",
-                    "outbox-core",
-                    "--lib",
-                    "--locked",
-                    "feature_off",
-                ]);
-            }
+            let mut cmd = Command::new(&nextest);
+            cmd.args(["nextest", "run", "-p", "outbox-core", "--lib", "--locked"])
+                .args(["-E", "test(feature_off)"]);
             run_cmd(cmd.current_dir(&root))
         })?;
 
         // A smoke run of the benchmark: it must work; no figure is asserted.
-        let version = broker_version(args, started.is_some());
+        let version = broker_version(args, BrokerKind::Kafka);
         steps.run("bench smoke (cargo xtask bench --quick)", || {
-            run_bench(&root, &brokers, &version, &["--quick".to_owned()], &[])
+            run_bench(
+                &root,
+                &brokers,
+                BrokerKind::Kafka,
+                &version,
+                &["--quick".to_owned()],
+                &[],
+            )
         })
     })();
 
-    if let Some(mut b) = started.take() {
-        let ts = Instant::now();
-        let pid = b.pid();
-        b.stop()?;
-        println!(
-            "==> stopped the Tansu broker started for this run (pid {pid}, {:.1} s)",
-            secs(ts)
-        );
-    }
+    tansu_guard.stop()?;
+    kafka_guard.stop()?;
     outcome?;
     println!("==> cargo xtask test: all steps passed in {:.1} s", secs(t));
     Ok(ExitCode::SUCCESS)
+}
+
+/// A broker the pipeline started: stopped with a message at the end, or by its own drop
+/// when a step returns early.
+struct StartedBroker(Option<xtask::broker::Broker>);
+
+impl StartedBroker {
+    fn stop(mut self) -> Result<()> {
+        stop_started(self.0.take())
+    }
 }
 
 #[cfg(test)]

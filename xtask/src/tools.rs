@@ -1,56 +1,87 @@
-//! Running the external tools of the pipeline: cargo, cargo-nextest, cargo-deny, and any
-//! command echoed with its arguments.
+//! Running the external tools of the pipeline: cargo, the pinned cargo-nextest and
+//! cargo-deny from the machine's tool cache, and any command echoed with its arguments.
 
 use anyhow::{Context, Result, bail};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The cargo-deny version the project checks with; installed project-locally (under
-/// `.tools/`) when the machine has none, like the broker.
-pub(crate) const CARGO_DENY_VERSION: &str = "0.20.2";
+/// A cargo subcommand the pipeline needs, pinned, built once into the machine's tool
+/// cache (outside every clone, keyed by version) and reused by later runs and clones.
+pub(crate) struct CargoTool {
+    /// The crate (and binary) name.
+    pub(crate) name: &'static str,
+    pub(crate) version: &'static str,
+}
 
-/// A `cargo-deny` binary: the one on PATH if it runs, else a project-local install.
-pub(crate) fn ensure_cargo_deny(cargo: &OsString, root: &Path) -> Result<PathBuf> {
-    let on_path = Command::new("cargo-deny").arg("--version").output();
-    if on_path.is_ok_and(|o| o.status.success()) {
-        return Ok(PathBuf::from("cargo-deny"));
+/// The test runner.
+pub(crate) const NEXTEST: CargoTool = CargoTool {
+    name: "cargo-nextest",
+    version: "0.9.151",
+};
+
+/// Licenses, bans and sources.
+pub(crate) const CARGO_DENY: CargoTool = CargoTool {
+    name: "cargo-deny",
+    version: "0.20.2",
+};
+
+impl CargoTool {
+    fn root(&self) -> PathBuf {
+        xtask::cache_dir()
+            .join("tools")
+            .join(format!("{}-{}", self.name, self.version))
     }
-    let local_root = root.join(".tools").join("cargo-deny");
-    let local = local_root.join("bin").join("cargo-deny");
-    if local.exists() {
-        return Ok(local);
+
+    /// The binary in the cache, if it was built.
+    pub(crate) fn cached(&self) -> Option<PathBuf> {
+        let bin = self.root().join("bin").join(self.name);
+        bin.is_file().then_some(bin)
     }
-    println!(
-        "    installing cargo-deny {CARGO_DENY_VERSION} into .tools/ (first run only, a few minutes)"
-    );
-    run_cmd(
-        Command::new(cargo)
-            .args([
-                "install",
-                "cargo-deny",
-                "--locked",
-                "--version",
-                CARGO_DENY_VERSION,
-                "--root",
-            ])
-            .arg(&local_root),
-    )?;
-    Ok(local)
+
+    /// The cached binary, built first with `cargo install --locked` when missing (into a
+    /// temporary root moved into place, so an interrupted build leaves nothing half-made).
+    pub(crate) fn ensure(&self, cargo: &OsString) -> Result<PathBuf> {
+        if let Some(bin) = self.cached() {
+            return Ok(bin);
+        }
+        let root = self.root();
+        let tmp = root.with_extension(format!("tmp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        println!(
+            "    building {} {} into {} (once per machine, a few minutes)",
+            self.name,
+            self.version,
+            root.display()
+        );
+        run_cmd(
+            Command::new(cargo)
+                .args([
+                    "install",
+                    "--locked",
+                    "--quiet",
+                    self.name,
+                    "--version",
+                    self.version,
+                ])
+                .arg("--root")
+                .arg(&tmp),
+        )?;
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::rename(&tmp, &root)
+            .with_context(|| format!("moving {} into place", root.display()))?;
+        self.cached().with_context(|| {
+            format!(
+                "{} is not in {} after its install",
+                self.name,
+                root.display()
+            )
+        })
+    }
 }
 
 pub(crate) fn cargo() -> OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
-}
-
-pub(crate) fn has_nextest(cargo: &OsString) -> bool {
-    Command::new(cargo)
-        .args(["nextest", "--version"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 pub(crate) fn run_cmd(cmd: &mut Command) -> Result<()> {

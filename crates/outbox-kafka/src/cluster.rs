@@ -3,7 +3,6 @@
 //! partition leaders are re-resolved whenever an error points at stale metadata.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -50,9 +49,6 @@ pub(crate) struct Cluster {
     bootstrap: Vec<String>,
     metadata_max_age: Duration,
     state: Mutex<State>,
-    /// Connections dropped after a failure, ever: a producer id issued before the latest
-    /// loss may belong to a broker incarnation that no longer exists.
-    losses: AtomicU64,
 }
 
 impl Cluster {
@@ -66,7 +62,6 @@ impl Cluster {
             bootstrap,
             metadata_max_age,
             state: Mutex::new(State::default()),
-            losses: AtomicU64::new(0),
         }
     }
 
@@ -98,11 +93,6 @@ impl Cluster {
     }
 
     /// Forgets `conn` (after a failure on it) so the next request reconnects.
-    /// How many failed connections were dropped so far.
-    pub(crate) fn connection_losses(&self) -> u64 {
-        self.losses.load(Ordering::Relaxed)
-    }
-
     pub(crate) fn discard(&self, conn: &Arc<Connection>) {
         let mut state = self.state();
         if state
@@ -111,7 +101,6 @@ impl Cluster {
             .is_some_and(|c| Arc::ptr_eq(c, conn))
         {
             state.connections.remove(conn.addr());
-            self.losses.fetch_add(1, Ordering::Relaxed);
             info!(broker = conn.addr(), "dropped a failed broker connection");
         }
     }

@@ -32,15 +32,19 @@
 //! in enqueue order**, and the call reports the contiguous acknowledged prefix of the
 //! whole batch plus the first error. An answer that reports a timeout on a live
 //! connection makes the publisher resend *the same batch with the same sequence*, which
-//! the broker deduplicates. A lost connection is different: the broker may have restarted
-//! without its producer state (Tansu's memory engine does) and handed our producer id to
-//! another producer, and then a matching sequence would make it answer for *that*
-//! producer's batch and silently drop ours. So after any lost connection the publisher
-//! asks for a new producer id and resends under it: a batch that had been appended shows
-//! up twice, never zero times. When the broker rejects the sequence (out of order,
-//! unknown producer id, fenced) or a batch's fate stays unknown past the delivery
-//! timeout, the batch is reported unacknowledged and the next send uses a new producer
-//! id.
+//! the broker deduplicates. A lost connection, even a broker restart, changes nothing
+//! about that: Apache Kafka keeps producer state across both, so the publisher keeps its
+//! producer id, epoch and sequences, resends the unacknowledged batches with their
+//! original sequences and takes the broker's answer for a batch it already holds
+//! (success with the original offset) as the acknowledgement it is; a reconnect adds no
+//! duplicate. Only the broker's answer retires the id: when it rejects the sequence (out
+//! of order, unknown producer id, fenced epoch), or when a batch's fate stays unknown
+//! past the delivery timeout, the batch is reported unacknowledged and the next send
+//! uses a new producer id. A DUPLICATE_SEQUENCE_NUMBER answer after the leader was
+//! unreachable is not trusted (a broker that restarted without its state, as Tansu's
+//! memory engine does, may hand our id to another producer and answer for *its*
+//! batch): that batch is reported unacknowledged and resent under a new id, a duplicate
+//! rather than a loss.
 //!
 //! Publish calls may run concurrently (the relay's lanes do) and share the publisher's
 //! connections, producer id and per-partition sequences; two calls writing the same
@@ -52,12 +56,13 @@
 //! changes none of the rules above. Each partition's batch is judged by its own entry
 //! in the answer, and a request that fails as a whole (connection lost, no answer in
 //! time) counts as a lost connection for every partition it carried, so each of them is
-//! resent under a new producer id. How much was shared shows in the counters
+//! resent with its sequence. How much was shared shows in the counters
 //! [`PRODUCE_REQUESTS_METRIC`] and [`PRODUCE_BATCHES_METRIC`]
 //! ([`KafkaPublisher::produce_requests`], [`KafkaPublisher::produce_batches`]).
 //!
 //! What it cannot promise: **duplicates** remain possible (a batch of unknown fate
-//! resent under a new producer id, rows of other partitions appended before an earlier
+//! resent under a new producer id after the broker refused its sequence or the delivery
+//! timeout passed, rows of other partitions appended before an earlier
 //! row failed, rows a relay publishes again after losing its lease), so consumers
 //! deduplicate by message id. A relay that lost its lease can still append a stale copy
 //! after the new owner's; broker-side fencing of that needs Kafka transactions. After a

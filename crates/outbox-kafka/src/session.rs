@@ -17,8 +17,6 @@ pub(crate) struct Session {
     pub producer_id: i64,
     pub producer_epoch: i16,
     pub generation: u64,
-    /// The cluster's connection-loss count when the id was issued.
-    pub losses: u64,
 }
 
 #[derive(Debug, Default)]
@@ -46,14 +44,13 @@ impl SessionCell {
     }
 
     /// Installs a new producer identity as the next generation.
-    pub(crate) fn install(&self, producer_id: i64, producer_epoch: i16, losses: u64) -> Session {
+    pub(crate) fn install(&self, producer_id: i64, producer_epoch: i16) -> Session {
         let mut current = self.lock();
         current.last_generation += 1;
         let session = Session {
             producer_id,
             producer_epoch,
             generation: current.last_generation,
-            losses,
         };
         current.session = Some(session);
         info!(
@@ -188,14 +185,14 @@ mod tests {
     #[test]
     fn new_generation_restarts_sequences() {
         let cell = SessionCell::default();
-        let s1 = cell.install(10, 0, 0);
+        let s1 = cell.install(10, 0);
         let mut p = PartitionSequence::default();
         assert_eq!(p.next_for(&s1), 0);
         p.advance(5);
         assert_eq!(p.next_for(&s1), 5);
         cell.invalidate(s1.generation, "test");
         assert_eq!(cell.current(), None);
-        let s2 = cell.install(11, 0, 0);
+        let s2 = cell.install(11, 0);
         assert_eq!(p.next_for(&s2), 0);
         // Invalidating an old generation leaves the new one alone.
         cell.invalidate(s1.generation, "late");
@@ -205,7 +202,7 @@ mod tests {
     #[test]
     fn an_armed_guard_invalidates_on_drop() {
         let cell = SessionCell::default();
-        let s = cell.install(1, 0, 0);
+        let s = cell.install(1, 0);
         {
             let mut g = InFlight::new(&cell, s.generation);
             g.arm();

@@ -7,9 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
-use std::time::Duration;
-
-use outbox_tests::broker::{Broker, pick_free_port};
 
 fn run_demo(brokers: &str, extra: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_orders-demo"))
@@ -46,8 +43,7 @@ fn assert_quiet(run: &str, text: &str) {
 
 #[test]
 fn the_demo_prints_no_warning_or_error_on_a_fresh_or_existing_topic() {
-    let mut broker = Broker::start(&outbox_tests::tansu_bin(), pick_free_port().unwrap()).unwrap();
-    broker.wait_ready(Duration::from_secs(10)).unwrap();
+    let broker = outbox_tests::private_broker();
     let brokers = broker.addr();
     let first = run_demo(&brokers, &[]);
     assert_quiet("first run (creates the topic)", &first);

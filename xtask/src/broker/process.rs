@@ -1,8 +1,17 @@
-//! One Tansu broker process: start it in its own process group, record its pid, signal
-//! it (pause, resume, stop) and recognise it again from its pid file.
+//! One broker process, Apache Kafka or Tansu: start it in its own process group from its
+//! instance directory, record its pid and ports there, signal it (pause, resume, stop,
+//! crash) and recognise it again from that directory.
+//!
+//! An instance directory holds `kind`, `ports` (client, internal, controller), `broker.pid`
+//! and `broker.log`; a Kafka instance also `server.properties` and `data/`. A restart, or a
+//! start after a crash, reuses the ports and the data: records and producer state survive
+//! as on a real cluster, and clients reconnect to the address they had. (Tansu's memory
+//! engine keeps nothing across a restart, whatever the directory holds.)
 
-use super::probe::api_versions;
-use super::{default_state_dir, log_path, pid_path};
+use super::kafka_config::{KafkaPorts, KafkaSettings, new_cluster_id};
+use super::kafka_install::{KafkaHome, ensure_kafka_installed};
+use super::probe::ready;
+use super::{BrokerKind, tansu_installed};
 use anyhow::{Context, Result, bail, ensure};
 use std::fs;
 use std::net::TcpListener;
@@ -12,8 +21,21 @@ use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-/// How long [`Broker::stop`] waits after SIGTERM before sending SIGKILL.
-pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long [`Broker::stop`] waits after SIGTERM before sending SIGKILL (a KRaft node's
+/// controlled shutdown takes a second or two).
+pub const STOP_GRACE: Duration = Duration::from_secs(20);
+
+/// The JVM options of a Kafka node on a 2-core machine: a small fixed heap and Kafka's
+/// own G1 settings.
+const KAFKA_JVM_OPTIONS: &[&str] = &[
+    "-Xms256m",
+    "-Xmx768m",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:+ExitOnOutOfMemoryError",
+];
 
 /// A free TCP port on 127.0.0.1 (bound and released; another process could take it first,
 /// which [`Broker::start`] detects).
@@ -22,25 +44,77 @@ pub fn pick_free_port() -> Result<u16> {
     Ok(listener.local_addr()?.port())
 }
 
-/// `true` when the broker that xtask started on `port` (pid file in the default state
-/// directory) is alive and answers `ApiVersions`.
-pub fn is_running(port: u16) -> bool {
-    is_running_in(&default_state_dir(), port)
+fn port_free(port: u16) -> bool {
+    TcpListener::bind(("127.0.0.1", port)).is_ok()
 }
 
-/// [`is_running`] for an explicit state directory.
-pub fn is_running_in(state_dir: &Path, port: u16) -> bool {
-    read_pid(state_dir, port).is_some_and(is_our_tansu)
-        && api_versions(&format!("127.0.0.1:{port}"), Duration::from_secs(1)).is_ok()
+/// What to start: the kind, the instance directory, the client port and Kafka's settings.
+#[derive(Clone, Debug)]
+pub struct BrokerSpec {
+    kind: BrokerKind,
+    dir: PathBuf,
+    port: Option<u16>,
+    kafka: KafkaSettings,
 }
 
-/// The pid recorded in the pid file of the broker on `port`, if any.
-pub fn read_pid(state_dir: &Path, port: u16) -> Option<u32> {
-    fs::read_to_string(pid_path(state_dir, port))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+impl BrokerSpec {
+    /// A broker of `kind` whose files live in `dir`.
+    pub fn new(kind: BrokerKind, dir: impl Into<PathBuf>) -> Self {
+        BrokerSpec {
+            kind,
+            dir: dir.into(),
+            port: None,
+            kafka: KafkaSettings::default(),
+        }
+    }
+
+    /// A broker of `kind` in a new directory under the system temp directory (private
+    /// brokers of tests).
+    pub fn private(kind: BrokerKind) -> Self {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or_default();
+        let dir = std::env::temp_dir().join(format!(
+            "outbox-broker-{}-{}-{n}-{nanos:08x}",
+            kind.name(),
+            std::process::id()
+        ));
+        Self::new(kind, dir)
+    }
+
+    /// The client port (default: the one the directory remembers, else a free one).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = Some(port);
+        self
+    }
+
+    /// Kafka's settings (ignored by Tansu, which has none of them).
+    pub fn kafka(mut self, settings: KafkaSettings) -> Self {
+        self.kafka = settings;
+        self
+    }
+
+    /// The instance directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> BrokerKind {
+        self.kind
+    }
+}
+
+/// Removes an instance directory's data (records, producer state, cluster id) and its
+/// remembered ports, for a fresh start. The broker must not be running.
+pub fn wipe(dir: &Path) -> Result<()> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    Ok(())
 }
 
 /// Fields of `/proc/PID/stat` after the command name: (state, pgid).
@@ -58,15 +132,26 @@ fn process_alive(pid: u32) -> bool {
     proc_state(pid).is_some_and(|(state, _)| state != 'Z' && state != 'X')
 }
 
-/// `pid` is a live tansu process leading its own process group (as [`Broker::start`]
-/// leaves it). Guards against signalling a recycled pid from a stale pid file.
-fn is_our_tansu(pid: u32) -> bool {
+/// `pid` is a live broker of `kind` leading its own process group (as [`Broker::start`]
+/// leaves it) and, for Kafka, running this directory's properties. Guards against
+/// signalling a recycled pid from a stale pid file.
+fn is_our_broker(pid: u32, kind: BrokerKind, dir: &Path) -> bool {
     let Some((state, pgid)) = proc_state(pid) else {
         return false;
     };
     let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
-    state != 'Z' && state != 'X' && pgid == pid && String::from_utf8_lossy(argv0).ends_with("tansu")
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let matches = match kind {
+        BrokerKind::Tansu => args.first().is_some_and(|a| a.ends_with("tansu")),
+        BrokerKind::Kafka => {
+            let props = dir.join("server.properties").display().to_string();
+            args.iter().any(|a| a == "kafka.Kafka") && args.contains(&props)
+        }
+    };
+    state != 'Z' && state != 'X' && pgid == pid && matches
 }
 
 fn signal_group(pid: u32, signal: &str) -> Result<()> {
@@ -85,52 +170,82 @@ fn signal_group(pid: u32, signal: &str) -> Result<()> {
     Ok(())
 }
 
-/// A handle on one Tansu broker process listening on `127.0.0.1:port`.
+#[derive(Clone, Debug)]
+enum Launch {
+    Tansu(PathBuf),
+    Kafka(KafkaHome),
+}
+
+/// A handle on one broker process listening on `127.0.0.1:port`.
 ///
 /// Dropping the handle stops the broker (SIGTERM, then SIGKILL) unless [`Broker::detach`]
 /// was called.
 #[derive(Debug)]
 pub struct Broker {
-    bin: PathBuf,
-    port: u16,
-    state_dir: PathBuf,
+    kind: BrokerKind,
+    launch: Launch,
+    dir: PathBuf,
+    ports: KafkaPorts,
     pid: u32,
     child: Option<Child>,
     keep_running: bool,
 }
 
 impl Broker {
-    /// Starts `bin broker` on `127.0.0.1:port` with the memory engine; logs and pid file go
-    /// to the default state directory (`<workspace>/.tools/tansu/`). Does not wait for it:
-    /// call [`Broker::wait_ready`].
-    pub fn start(bin: &Path, port: u16) -> Result<Broker> {
-        Self::start_in(&default_state_dir(), bin, port)
-    }
-
-    /// [`Broker::start`] with an explicit directory for the log and pid files.
-    pub fn start_in(state_dir: &Path, bin: &Path, port: u16) -> Result<Broker> {
+    /// Installs what `spec` needs (Kafka's jars, or the Tansu binary), prepares its
+    /// directory (a Kafka node's storage is formatted by Kafka's own storage tool on its
+    /// first start) and starts it. Does not wait for it: call [`Broker::wait_ready`].
+    pub fn start(spec: &BrokerSpec) -> Result<Broker> {
+        let launch = match spec.kind {
+            BrokerKind::Kafka => Launch::Kafka(ensure_kafka_installed()?),
+            BrokerKind::Tansu => Launch::Tansu(super::ensure_installed(&crate::workspace_root())?),
+        };
+        fs::create_dir_all(&spec.dir)
+            .with_context(|| format!("creating {}", spec.dir.display()))?;
+        let ports = pick_ports(spec)?;
         let mut broker = Broker {
-            bin: bin.to_path_buf(),
-            port,
-            state_dir: state_dir.to_path_buf(),
+            kind: spec.kind,
+            launch,
+            dir: spec.dir.clone(),
+            ports,
             pid: 0,
             child: None,
             keep_running: false,
         };
+        fs::write(broker.dir.join("kind"), spec.kind.name())?;
+        fs::write(broker.dir.join("ports"), ports.to_line())?;
+        if let Launch::Kafka(home) = &broker.launch {
+            prepare_kafka(home, &broker.dir, ports, &spec.kafka)?;
+        }
         broker.spawn()?;
         Ok(broker)
     }
 
-    /// A handle on the broker that a previous `start` recorded in the pid file for `port`,
-    /// if that process still runs. The handle is detached: dropping it does not stop the
-    /// broker, but [`Broker::stop`] and the other methods work.
-    pub fn attach(state_dir: &Path, bin: &Path, port: u16) -> Option<Broker> {
-        let pid = read_pid(state_dir, port).filter(|pid| is_our_tansu(*pid))?;
+    /// A handle on the broker whose pid `dir` records, if that process still runs. The
+    /// handle is detached: dropping it does not stop the broker, but [`Broker::stop`] and
+    /// the other methods work.
+    pub fn attach(dir: &Path) -> Option<Broker> {
+        let mut broker = Self::recorded(dir)?;
+        let pid = read_pid(dir).filter(|pid| is_our_broker(*pid, broker.kind, dir))?;
+        broker.pid = pid;
+        Some(broker)
+    }
+
+    /// A detached handle on the broker `dir` describes, running or not: what `restart`
+    /// after a crash needs. `None` when `dir` holds no broker or its software is gone.
+    pub fn recorded(dir: &Path) -> Option<Broker> {
+        let kind = BrokerKind::parse(fs::read_to_string(dir.join("kind")).ok()?.trim()).ok()?;
+        let ports = KafkaPorts::parse(&fs::read_to_string(dir.join("ports")).ok()?)?;
+        let launch = match kind {
+            BrokerKind::Kafka => Launch::Kafka(super::kafka_installed()?),
+            BrokerKind::Tansu => Launch::Tansu(tansu_installed(&crate::workspace_root())?),
+        };
         Some(Broker {
-            bin: bin.to_path_buf(),
-            port,
-            state_dir: state_dir.to_path_buf(),
-            pid,
+            kind,
+            launch,
+            dir: dir.to_path_buf(),
+            ports,
+            pid: 0,
             child: None,
             keep_running: true,
         })
@@ -138,82 +253,141 @@ impl Broker {
 
     fn spawn(&mut self) -> Result<()> {
         let addr = self.addr();
-        ensure!(
-            !crate::tcp_accepts(&addr, Duration::from_millis(300)),
-            "cannot start Tansu on {addr}: something already listens there"
-        );
-        fs::create_dir_all(&self.state_dir)
-            .with_context(|| format!("creating {}", self.state_dir.display()))?;
-        let log_file = log_path(&self.state_dir, self.port);
+        for port in self.listening_ports() {
+            ensure!(
+                port_free(port),
+                "cannot start {} on 127.0.0.1:{port}: something already listens there",
+                self.kind.label()
+            );
+        }
+        let log_file = self.log_path();
         let log = fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&log_file)
             .with_context(|| format!("opening {}", log_file.display()))?;
-        let url = format!("tcp://{addr}");
-        let child = Command::new(&self.bin)
-            .args([
-                "broker",
-                "--listener-url",
-                &url,
-                "--advertised-listener-url",
-                &url,
-            ])
-            .current_dir(&self.state_dir)
+        let mut cmd = match &self.launch {
+            Launch::Tansu(bin) => {
+                let url = format!("tcp://{addr}");
+                let mut cmd = Command::new(bin);
+                cmd.args([
+                    "broker",
+                    "--listener-url",
+                    &url,
+                    "--advertised-listener-url",
+                    &url,
+                ]);
+                cmd
+            }
+            Launch::Kafka(home) => {
+                let mut cmd = Command::new("java");
+                cmd.args(KAFKA_JVM_OPTIONS)
+                    .arg("-cp")
+                    .arg(home.classpath())
+                    .arg(format!(
+                        "-Dlog4j2.configurationFile={}",
+                        home.log4j_config().display()
+                    ))
+                    .arg("-Djava.awt.headless=true")
+                    .arg("kafka.Kafka")
+                    .arg(self.dir.join("server.properties"));
+                cmd
+            }
+        };
+        let child = cmd
+            .current_dir(&self.dir)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
             .process_group(0)
             .spawn()
-            .with_context(|| format!("spawning {}", self.bin.display()))?;
+            .with_context(|| format!("starting {}", self.kind.label()))?;
         self.pid = child.id();
         self.child = Some(child);
-        let pid_file = pid_path(&self.state_dir, self.port);
+        let pid_file = self.dir.join("broker.pid");
         fs::write(&pid_file, format!("{}\n", self.pid))
             .with_context(|| format!("writing {}", pid_file.display()))?;
         Ok(())
     }
 
+    fn listening_ports(&self) -> Vec<u16> {
+        match self.kind {
+            BrokerKind::Tansu => vec![self.ports.client],
+            BrokerKind::Kafka => vec![
+                self.ports.client,
+                self.ports.internal,
+                self.ports.controller,
+            ],
+        }
+    }
+
+    /// Which broker this is.
+    pub fn kind(&self) -> BrokerKind {
+        self.kind
+    }
+
     /// `127.0.0.1:PORT`, the bootstrap address of this broker.
     pub fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        format!("127.0.0.1:{}", self.ports.client)
+    }
+
+    /// `127.0.0.1:PORT` of the internal PLAINTEXT listener (Kafka only: admin tools reach
+    /// the broker there whatever the client listener requires).
+    pub fn admin_addr(&self) -> String {
+        format!("127.0.0.1:{}", self.ports.internal)
     }
 
     /// The port this broker listens on.
     pub fn port(&self) -> u16 {
-        self.port
+        self.ports.client
     }
 
-    /// The broker's process id (also its process group id).
+    /// The broker's process id (also its process group id); 0 when not running.
     pub fn pid(&self) -> u32 {
         self.pid
     }
 
-    /// The file that receives the broker's stdout and stderr.
-    pub fn log_path(&self) -> PathBuf {
-        log_path(&self.state_dir, self.port)
+    /// The instance directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
-    /// Waits until the broker answers `ApiVersions`; fails early, with the end of the log,
-    /// if the process exits meanwhile.
+    /// The Kafka install this node runs from (`None` for Tansu).
+    pub fn kafka_home(&self) -> Option<&KafkaHome> {
+        match &self.launch {
+            Launch::Kafka(home) => Some(home),
+            Launch::Tansu(_) => None,
+        }
+    }
+
+    /// The file that receives the broker's stdout and stderr.
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("broker.log")
+    }
+
+    /// Waits until the broker is ready ([`ready`]: `ApiVersions`, and itself live in
+    /// `Metadata`); fails early, with the end of the log and its path, if the process
+    /// exits meanwhile.
     pub fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
         let deadline = Instant::now() + timeout;
         let addr = self.addr();
         loop {
             if !self.alive() {
                 bail!(
-                    "Tansu on {addr} exited before it became ready; end of {}:\n{}",
+                    "{} on {addr} exited before it became ready; its log is {}, ending:\n{}",
+                    self.kind.label(),
                     self.log_path().display(),
                     self.log_tail(20)
                 );
             }
-            let err = match api_versions(&addr, Duration::from_secs(1)) {
+            let err = match ready(&addr, Duration::from_secs(1)) {
                 Ok(()) => return Ok(()),
                 Err(e) => e,
             };
             if Instant::now() >= deadline {
                 return Err(err.context(format!(
-                    "Tansu on {addr} (pid {}) did not answer ApiVersions within {:.1} s; end of {}:\n{}",
+                    "{} on {addr} (pid {}) was not ready within {:.1} s; its log is {}, ending:\n{}",
+                    self.kind.label(),
                     self.pid,
                     timeout.as_secs_f64(),
                     self.log_path().display(),
@@ -250,18 +424,39 @@ impl Broker {
                 let _ = signal_group(self.pid, "KILL");
                 ensure!(
                     self.wait_exit(Duration::from_secs(10)),
-                    "Tansu (pid {}) survived SIGKILL",
+                    "{} (pid {}) survived SIGKILL",
+                    self.kind.label(),
                     self.pid
                 );
             }
         }
+        self.reap();
+        Ok(())
+    }
+
+    /// Kills the broker with SIGKILL (a crash: no controlled shutdown, no snapshot) and
+    /// waits until it is gone.
+    pub fn crash(&mut self) -> Result<()> {
+        if self.alive() {
+            signal_group(self.pid, "KILL")?;
+            ensure!(
+                self.wait_exit(Duration::from_secs(10)),
+                "{} (pid {}) survived SIGKILL",
+                self.kind.label(),
+                self.pid
+            );
+        }
+        self.reap();
+        Ok(())
+    }
+
+    fn reap(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.wait();
         }
-        if read_pid(&self.state_dir, self.port) == Some(self.pid) {
-            let _ = fs::remove_file(pid_path(&self.state_dir, self.port));
+        if read_pid(&self.dir) == Some(self.pid) {
+            let _ = fs::remove_file(self.dir.join("broker.pid"));
         }
-        Ok(())
     }
 
     fn wait_exit(&mut self, timeout: Duration) -> bool {
@@ -277,25 +472,28 @@ impl Broker {
 
     /// Freezes the broker (SIGSTOP): connections stay open, nothing is answered.
     pub fn pause(&mut self) -> Result<()> {
-        ensure!(self.alive(), "Tansu (pid {}) is not running", self.pid);
+        ensure!(self.alive(), "{} is not running", self.kind.label());
         signal_group(self.pid, "STOP")
     }
 
     /// Continues a paused broker (SIGCONT).
     pub fn resume(&mut self) -> Result<()> {
-        ensure!(self.alive(), "Tansu (pid {}) is not running", self.pid);
+        ensure!(self.alive(), "{} is not running", self.kind.label());
         signal_group(self.pid, "CONT")
     }
 
-    /// Stops the broker and starts a new process on the same port. With the memory engine
-    /// everything the broker held is lost. Does not wait: call [`Broker::wait_ready`].
+    /// Stops the broker (if it runs) and starts it again on the same ports and data
+    /// directory. Does not wait: call [`Broker::wait_ready`].
     pub fn restart(&mut self) -> Result<()> {
         self.stop()?;
-        // The listening socket of the old process may linger for a moment.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while crate::tcp_accepts(&self.addr(), Duration::from_millis(200))
-            && Instant::now() < deadline
-        {
+        self.start_again()
+    }
+
+    /// Starts a stopped or crashed broker again on the same ports and data directory.
+    pub fn start_again(&mut self) -> Result<()> {
+        // The listening sockets of the old process may linger for a moment.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.listening_ports().into_iter().all(port_free) && Instant::now() < deadline {
             sleep(Duration::from_millis(50));
         }
         self.spawn()
@@ -314,7 +512,107 @@ impl Drop for Broker {
         if !self.keep_running
             && let Err(e) = self.stop()
         {
-            eprintln!("xtask: stopping Tansu (pid {}): {e:#}", self.pid);
+            eprintln!(
+                "xtask: stopping {} (pid {}): {e:#}",
+                self.kind.label(),
+                self.pid
+            );
         }
     }
+}
+
+/// The pid recorded in `dir`, if any.
+pub fn read_pid(dir: &Path) -> Option<u32> {
+    fs::read_to_string(dir.join("broker.pid"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The ports of a new broker: the directory's remembered ones (a restart after a crash
+/// keeps its address), else the spec's client port (or a free one) and free ports for the
+/// rest.
+fn pick_ports(spec: &BrokerSpec) -> Result<KafkaPorts> {
+    let remembered = fs::read_to_string(spec.dir.join("ports"))
+        .ok()
+        .and_then(|l| KafkaPorts::parse(&l));
+    if let Some(ports) = remembered
+        && spec.port.is_none_or(|p| p == ports.client)
+    {
+        return Ok(ports);
+    }
+    let client = match spec.port {
+        Some(p) => p,
+        None => pick_free_port()?,
+    };
+    let (internal, controller) = match spec.kind {
+        BrokerKind::Tansu => (0, 0),
+        BrokerKind::Kafka => {
+            // Held together so the two differ from each other and from the client port.
+            let a = TcpListener::bind("127.0.0.1:0")?;
+            let b = TcpListener::bind("127.0.0.1:0")?;
+            let ports = (a.local_addr()?.port(), b.local_addr()?.port());
+            if ports.0 == client || ports.1 == client {
+                return pick_ports(spec);
+            }
+            ports
+        }
+    };
+    Ok(KafkaPorts {
+        client,
+        internal,
+        controller,
+    })
+}
+
+/// Writes `server.properties` and, on a node's first start, formats its storage with
+/// Kafka's storage tool (a fresh cluster id, `--standalone`, the SCRAM users).
+fn prepare_kafka(
+    home: &KafkaHome,
+    dir: &Path,
+    ports: KafkaPorts,
+    settings: &KafkaSettings,
+) -> Result<()> {
+    let data = dir.join("data");
+    let props = dir.join("server.properties");
+    let formatted = data.join("meta.properties").is_file();
+    if formatted && props.is_file() {
+        // A restart after a crash: the node runs as it was configured.
+        return Ok(());
+    }
+    fs::write(&props, settings.properties(ports, &data))
+        .with_context(|| format!("writing {}", props.display()))?;
+    if formatted {
+        return Ok(());
+    }
+    let cluster_id = new_cluster_id(&dir.display().to_string());
+    let out = home
+        .java("kafka.tools.StorageTool")
+        .args([
+            "format",
+            "--standalone",
+            "--cluster-id",
+            &cluster_id,
+            "--config",
+        ])
+        .arg(&props)
+        .args(settings.scram_format_args())
+        .stdin(Stdio::null())
+        .output()
+        .context("running Kafka's storage tool")?;
+    if !out.status.success() {
+        let log = dir.join("format.log");
+        let _ = fs::write(
+            &log,
+            [out.stdout.as_slice(), out.stderr.as_slice()].concat(),
+        );
+        bail!(
+            "Kafka's storage tool could not format {} ({}); its output is in {}",
+            data.display(),
+            out.status,
+            log.display()
+        );
+    }
+    Ok(())
 }

@@ -9,15 +9,19 @@
 //! - An answer that leaves the batch's fate unknown (a timeout, a transport error) makes
 //!   the machine resend *the same batch with the same sequence*, which the broker
 //!   deduplicates, as long as the producer id stays the same.
-//! - The producer id is re-read before every resend. After a lost broker connection the
-//!   executor hands out a new one (the broker may have restarted without its producer
-//!   state and given our id to another producer); the batch is then re-stamped from
-//!   sequence 0 of the new id and sent again: a duplicate if it had been appended, never
-//!   a loss.
+//! - The producer id is re-read before every resend, and a lost broker connection keeps
+//!   it: the batch goes out again with its original id, epoch and sequence, and a broker
+//!   that kept its producer state (Apache Kafka does, across reconnects and restarts)
+//!   answers success with the offset it already holds, so the reconnect adds no
+//!   duplicate. Only the broker's answer retires the id: UNKNOWN_PRODUCER_ID,
+//!   OUT_OF_ORDER_SEQUENCE_NUMBER or an invalid epoch mean its state is gone, the batch
+//!   is reported unacknowledged and the next send asks for a new id; the relay's resend
+//!   under it is a duplicate if the batch had been appended, never a loss.
 //! - DUPLICATE_SEQUENCE_NUMBER proves an earlier attempt of this batch was appended only
 //!   when such an attempt exists and the leader stayed reachable since. After lost
-//!   contact it may be a restarted broker answering for another producer's batch under a
-//!   reused id, so it is never trusted: the batch is reported unacknowledged.
+//!   contact it may be a broker that restarted without its state (Tansu's memory engine)
+//!   answering for another producer's batch under a reused id, so it is never trusted:
+//!   the batch is reported unacknowledged and the id retired.
 //! - Whenever a batch of unknown fate is abandoned (delivery timeout, permanent answer,
 //!   failed resend setup) the producer id is invalidated, since its sequence can no longer
 //!   be trusted.
@@ -215,10 +219,10 @@ impl PartitionSendMachine {
             }
             previous => {
                 if previous.is_some() {
-                    // A connection was lost since the id was issued, or the id was
-                    // invalidated: the same sequence proves nothing any more. Send under
-                    // the new id; if an earlier attempt was appended, this copy is a
-                    // duplicate, never a loss.
+                    // The id was invalidated (by the broker's answer, or a batch of
+                    // unknown fate elsewhere): the same sequence proves nothing any more.
+                    // Send under the new id; if an earlier attempt was appended, this
+                    // copy is a duplicate, never a loss.
                     debug!(
                         topic = %self.topic,
                         partition = self.partition,

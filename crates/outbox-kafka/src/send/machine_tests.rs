@@ -17,7 +17,6 @@ fn session(producer_id: i64, generation: u64) -> Session {
         producer_id,
         producer_epoch: 0,
         generation,
-        losses: 0,
     }
 }
 

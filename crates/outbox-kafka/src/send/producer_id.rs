@@ -12,19 +12,18 @@ use crate::wire::error_name;
 
 impl PartitionSender {
     /// The current producer session, asking the cluster for a new producer id when
-    /// there is none (first use, or after an invalidation) or when a broker connection
-    /// was lost since it was issued: the broker may have restarted without its producer
-    /// state (Tansu's memory engine does) and handed our id to another producer, and then
-    /// a matching sequence would make the broker answer for *that* producer's batch.
+    /// there is none (first use, or after an invalidation). A lost connection keeps the
+    /// session: Apache Kafka keeps producer state across a reconnect and a restart, so a
+    /// resend under the same id and sequence is recognised; only the broker's own answer
+    /// (unknown producer id, out-of-order sequence, fenced epoch) retires the id.
     pub(crate) async fn session(&self, deadline: Instant) -> Result<Session, KafkaPublishError> {
-        if let Some(s) = self.fresh_session() {
+        if let Some(s) = self.session.current() {
             return Ok(s);
         }
         let _init = self.session.init_lock.lock().await;
-        if let Some(s) = self.fresh_session() {
+        if let Some(s) = self.session.current() {
             return Ok(s);
         }
-        let losses = self.cluster.connection_losses();
         let mut pause = RetryPause::new(self.backoff());
         loop {
             let last = match self.cluster.any_connection().await {
@@ -32,11 +31,9 @@ impl PartitionSender {
                 Err(e) => connection_error(e),
                 Ok(conn) => match conn.init_producer_id().await {
                     Ok(answer) if answer.error_code == 0 && answer.producer_id >= 0 => {
-                        return Ok(self.session.install(
-                            answer.producer_id,
-                            answer.producer_epoch,
-                            losses,
-                        ));
+                        return Ok(self
+                            .session
+                            .install(answer.producer_id, answer.producer_epoch));
                     }
                     Ok(answer) => {
                         let e = KafkaPublishError::ProducerId(format!(
@@ -68,17 +65,5 @@ impl PartitionSender {
                 return Err(last);
             }
         }
-    }
-
-    fn fresh_session(&self) -> Option<Session> {
-        let session = self.session.current()?;
-        if session.losses == self.cluster.connection_losses() {
-            return Some(session);
-        }
-        self.session.invalidate(
-            session.generation,
-            "a broker connection was lost since this producer id was issued",
-        );
-        None
     }
 }

@@ -110,9 +110,9 @@ async fn batches_ready_while_a_request_is_out_go_in_the_next_one() {
 
 /// The request carrying seven partitions' batches is appended by the broker, then its
 /// answer is lost with the connection (cut by the test proxy). Every partition in it
-/// gets the transport error, reconnects and resends under a new producer id: each of
-/// the seven shows its batch twice (a duplicate, never a loss), and a following call
-/// lands after them, so per partition the first deliveries keep enqueue order.
+/// gets the transport error, reconnects and resends its batch with the same producer id
+/// and sequence, which the broker recognises as already appended: each partition holds
+/// its rows once, and a following call lands after them in enqueue order.
 #[tokio::test(flavor = "current_thread")]
 async fn a_cut_connection_under_a_shared_request_loses_nothing_and_keeps_order() {
     let brokers = brokers();
@@ -134,39 +134,26 @@ async fn a_cut_connection_under_a_shared_request_loses_nothing_and_keeps_order()
     assert!(outcome.error.is_none(), "{:?}", outcome.error);
 
     let partitions = read_all(&client, &topic, 8).await;
-    let mut resent = 0;
     for p in 0..8 {
-        let got = ids(&partitions[p]);
-        let mut seen = HashSet::new();
-        let firsts: Vec<String> = got.iter().filter(|id| seen.insert(*id)).cloned().collect();
         let mut want = id_list(&first[p * 3..p * 3 + 3]);
         want.extend(id_list(&second[p * 2..p * 2 + 2]));
         assert_eq!(
-            firsts, want,
-            "partition {p}: every row, first copies in order"
+            ids(&partitions[p]),
+            want,
+            "partition {p}: every row once, in order (the resend was recognised)"
         );
-        match got.len() - firsts.len() {
-            0 => {}
-            3 => {
-                resent += 1;
-                let batch = id_list(&first[p * 3..p * 3 + 3]);
-                assert_eq!(got[..6], [batch.clone(), batch].concat(), "partition {p}");
-            }
-            n => panic!("partition {p}: {n} duplicates"),
-        }
     }
-    assert_eq!(
-        resent, 7,
-        "every partition of the cut request was resent, the one sent alone was not"
+    assert!(
+        proxy.requests(PRODUCE) >= 4,
+        "the cut request's partitions were resent"
     );
-    assert!(proxy.requests(PRODUCE) >= 4);
 }
 
 /// Eight lanes publish in loops while the proxy cuts every connection, twice, at
 /// moments the lanes do not know about (requests shared by several lanes are on the
 /// wire then). Every call still succeeds within its delivery timeout, every row
-/// arrives, and per partition the first copies keep enqueue order (duplicates from
-/// resends under a new producer id are allowed).
+/// arrives, per partition the first copies keep enqueue order, and the producer id
+/// survives the cuts (resends keep their sequences).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cuts_under_concurrent_lanes_lose_nothing_and_keep_order() {
     let brokers = brokers();
@@ -220,10 +207,10 @@ async fn cuts_under_concurrent_lanes_lose_nothing_and_keep_order() {
             "partition {p}: every row, first copies in order"
         );
     }
-    assert_ne!(
+    assert_eq!(
         publisher.producer_id(),
         first_id,
-        "the cuts were noticed: sends after a lost connection use a new producer id"
+        "a lost connection keeps the producer id: only the broker's answer retires it"
     );
     assert!(publisher.produce_requests() < publisher.produce_batches());
 }

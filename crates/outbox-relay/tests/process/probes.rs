@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use outbox_tests::broker::Broker;
 use outbox_tests::faults::FaultEnv;
 
 use crate::common::{Relay, free_port, sqlite_args, wait_for};
@@ -74,8 +73,7 @@ fn an_unreachable_broker_is_named_and_the_relay_becomes_ready_once_it_starts() {
         &format!("not ready: broker {address} unreachable: connection refused (retrying)"),
     );
 
-    let mut broker = Broker::start(&outbox_tests::tansu_bin(), port).unwrap();
-    broker.wait_ready(Duration::from_secs(10)).unwrap();
+    let mut broker = outbox_tests::start_broker(&outbox_tests::private_broker_spec().port(port));
     relay.wait_ready(Duration::from_secs(30));
     let (status, output) = relay.terminate();
     assert_eq!(status.code(), Some(0), "{output}");
