@@ -122,13 +122,13 @@ pub enum PublishErrorKind {
     /// succeed.
     Retryable,
     /// The broker or the client rejects one record for good (too large, undecodable
-    /// headers, a topic that does not exist or is not authorized, a pinned partition the
-    /// topic lacks). The error names the row by [`PublishError::message_id`]; the relay
+    /// headers, an invalid topic name, a pinned partition the topic lacks). The error names the row by [`PublishError::message_id`]; the relay
     /// retries it up to [`max_publish_attempts`](crate::RelayOptions::max_publish_attempts)
     /// times and then parks it (see [`park`](crate::park)).
     Permanent,
     /// Permanent trouble that is not one row's fault (authentication refused, cluster
-    /// authorization, no common protocol version): an operator has to fix the setup. The
+    /// authorization, no common protocol version, a topic that does not exist or that
+    /// this client may not write): an operator has to fix the setup. The
     /// relay backs off and retries; it never parks rows for it, because every row would
     /// fail the same way.
     Setup,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tracing::{debug, info};
 
 use crate::error::{KafkaPublishError, code};
-use crate::wire::{ConnectOptions, Connection, MetadataInfo, WireError, error_name};
+use crate::wire::{ConnectOptions, Connection, MetadataInfo, WireError};
 
 /// What the cache knows about one topic.
 #[derive(Debug, Clone)]
@@ -271,11 +271,10 @@ pub(crate) fn connection_error(e: WireError) -> KafkaPublishError {
 
 /// A broker error code about a topic or partition as a publish error.
 pub(crate) fn topic_error(topic: &str, partition: i32, code: i16) -> KafkaPublishError {
-    KafkaPublishError::Broker {
-        code,
-        name: error_name(code),
-        topic: topic.to_owned(),
+    KafkaPublishError::from_code(
+        topic,
         partition,
-        permanent: !crate::error::is_retryable_setup_code(code),
-    }
+        code,
+        !crate::error::is_retryable_setup_code(code),
+    )
 }

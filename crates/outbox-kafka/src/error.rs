@@ -60,6 +60,35 @@ pub enum KafkaPublishError {
         /// Whether the code means the record or the setup is at fault.
         permanent: bool,
     },
+    /// The topic does not exist (after a fresh metadata request, so the broker does not
+    /// create it on demand) or this client may not write it. Not the row's fault and not
+    /// permanent in the sense of parking: the rows of the topic wait, with the relay's
+    /// growing backoff, until an operator creates the topic or grants the ACL; then they
+    /// flow with no further action. Counted in [`TOPIC_UNAVAILABLE_METRIC`](crate::TOPIC_UNAVAILABLE_METRIC).
+    #[error("{}", describe_unavailable(topic, *reason))]
+    TopicUnavailable {
+        /// The topic.
+        topic: String,
+        /// Why it cannot be written.
+        reason: TopicUnavailableReason,
+    },
+    /// The broker refused a record batch of several records as too large for the topic
+    /// (its `max.message.bytes`, or the broker's `message.max.bytes`, is below the
+    /// batch). Not any one row's fault: the publisher caps the topic's batches at half
+    /// that size and the rows are retried in smaller batches. Retryable.
+    #[error(
+        "the broker refused a batch of {records} records for {topic}/{partition} as too large ({name}); sending smaller batches"
+    )]
+    BatchTooLarge {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// Records in the refused batch.
+        records: i32,
+        /// The error code's name (MESSAGE_TOO_LARGE or RECORD_LIST_TOO_LARGE).
+        name: String,
+    },
     /// The broker reported a broken producer sequence (out of order, unknown producer
     /// id, fenced epoch, or a duplicate where none was possible). The publisher asks
     /// for a new producer id before the next batch; the rows were not acknowledged.
@@ -107,7 +136,68 @@ pub enum KafkaPublishError {
     Encode(String),
 }
 
+/// Why a topic cannot be written; see [`KafkaPublishError::TopicUnavailable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TopicUnavailableReason {
+    /// UNKNOWN_TOPIC_OR_PARTITION after a fresh metadata request: the topic does not
+    /// exist and the broker does not create topics on demand (or it was deleted).
+    Missing,
+    /// TOPIC_AUTHORIZATION_FAILED: this client's principal has no WRITE (or DESCRIBE)
+    /// ACL on the topic.
+    NotAuthorized,
+}
+
+impl TopicUnavailableReason {
+    /// The metric label: `missing` or `not_authorized`.
+    pub fn label(self) -> &'static str {
+        match self {
+            TopicUnavailableReason::Missing => "missing",
+            TopicUnavailableReason::NotAuthorized => "not_authorized",
+        }
+    }
+}
+
+fn describe_unavailable(topic: &str, reason: TopicUnavailableReason) -> String {
+    match reason {
+        TopicUnavailableReason::Missing => format!(
+            "topic {topic} does not exist and the broker does not create it \
+             (UNKNOWN_TOPIC_OR_PARTITION); its rows wait until it is created"
+        ),
+        TopicUnavailableReason::NotAuthorized => format!(
+            "this client may not write topic {topic} (TOPIC_AUTHORIZATION_FAILED); its rows \
+             wait until an ACL allows WRITE on it"
+        ),
+    }
+}
+
 impl KafkaPublishError {
+    /// A broker error code about `topic`/`partition`: [`TopicUnavailable`](Self::TopicUnavailable)
+    /// for TOPIC_AUTHORIZATION_FAILED, otherwise [`Broker`](Self::Broker).
+    pub(crate) fn from_code(topic: &str, partition: i32, code: i16, permanent: bool) -> Self {
+        if code == code::TOPIC_AUTHORIZATION_FAILED {
+            return KafkaPublishError::TopicUnavailable {
+                topic: topic.to_owned(),
+                reason: TopicUnavailableReason::NotAuthorized,
+            };
+        }
+        KafkaPublishError::Broker {
+            code,
+            name: crate::wire::error_name(code),
+            topic: topic.to_owned(),
+            partition,
+            permanent,
+        }
+    }
+
+    /// The topic and reason when the topic cannot be written at all.
+    pub fn topic_unavailable(&self) -> Option<(&str, TopicUnavailableReason)> {
+        match self {
+            KafkaPublishError::TopicUnavailable { topic, reason } => Some((topic, *reason)),
+            _ => None,
+        }
+    }
+
     /// Whether the failure is about the record or the setup, so that retrying alone
     /// cannot fix it.
     pub fn is_permanent(&self) -> bool {
@@ -116,10 +206,12 @@ impl KafkaPublishError {
             | KafkaPublishError::InvalidTopic { .. }
             | KafkaPublishError::InvalidHeaders(_)
             | KafkaPublishError::UnknownPartition { .. }
+            | KafkaPublishError::TopicUnavailable { .. }
             | KafkaPublishError::Encode(_) => true,
             KafkaPublishError::Broker { permanent, .. }
             | KafkaPublishError::Connection { permanent, .. } => *permanent,
             KafkaPublishError::Sequence { .. }
+            | KafkaPublishError::BatchTooLarge { .. }
             | KafkaPublishError::ProducerId(_)
             | KafkaPublishError::DeliveryTimeout { .. } => false,
         }
@@ -127,7 +219,8 @@ impl KafkaPublishError {
 
     /// Whether a permanent failure is the row's own fault (so the relay parks the row
     /// after `max_publish_attempts`), rather than the setup's (authentication, cluster
-    /// authorization, protocol versions), which every row would meet alike. See
+    /// authorization, protocol versions, a missing or unauthorized topic), which the relay
+    /// waits out without parking anything. See
     /// `docs/publish-errors.md` for the table.
     pub fn blames_row(&self) -> bool {
         match self {
@@ -140,6 +233,8 @@ impl KafkaPublishError {
                 code, permanent, ..
             } => *permanent && !is_setup_code(*code),
             KafkaPublishError::Connection { .. }
+            | KafkaPublishError::TopicUnavailable { .. }
+            | KafkaPublishError::BatchTooLarge { .. }
             | KafkaPublishError::Sequence { .. }
             | KafkaPublishError::ProducerId(_)
             | KafkaPublishError::DeliveryTimeout { .. } => false,
@@ -278,6 +373,14 @@ pub(crate) fn classify_produce(error_code: i16) -> Verdict {
     }
 }
 
+/// MESSAGE_TOO_LARGE and RECORD_LIST_TOO_LARGE: the batch exceeds the topic's size limit.
+pub(crate) fn is_size_code(error_code: i16) -> bool {
+    matches!(
+        error_code,
+        code::MESSAGE_TOO_LARGE | code::RECORD_LIST_TOO_LARGE
+    )
+}
+
 /// Codes that are permanent but not one record's fault: the cluster refuses this client
 /// or this request shape, so every row would fail alike.
 pub(crate) fn is_setup_code(error_code: i16) -> bool {
@@ -366,7 +469,7 @@ mod tests {
             let e = e.into_publish_error(id);
             assert!(e.is_permanent() && e.blamed_message().is_none(), "{setup}");
         }
-        for row_fault in [10, 18, 29, 2, 87, 32, 44, 17] {
+        for row_fault in [10, 18, 2, 87, 32, 44, 17] {
             let e = KafkaPublishError::Broker {
                 code: row_fault,
                 name: "x".into(),
@@ -380,6 +483,15 @@ mod tests {
                 "{row_fault}"
             );
         }
+        // A topic this client may not write is waited out, never parked.
+        let denied = KafkaPublishError::from_code("t", 0, code::TOPIC_AUTHORIZATION_FAILED, true);
+        assert_eq!(
+            denied.topic_unavailable(),
+            Some(("t", TopicUnavailableReason::NotAuthorized))
+        );
+        assert!(denied.is_permanent() && !denied.blames_row());
+        let denied = denied.into_publish_error(id);
+        assert!(denied.is_permanent() && denied.blamed_message().is_none());
         let refused = KafkaPublishError::Connection {
             message: "authentication refused".into(),
             permanent: true,

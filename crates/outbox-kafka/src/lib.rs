@@ -75,8 +75,14 @@
 //!
 //! Retryable: leader moved, not enough replicas, timeouts, connection loss (metadata is
 //! re-resolved and the connection re-opened with backoff within `delivery_timeout`).
-//! Permanent: record too large, invalid record or topic, authorization, authentication.
-//! The relay retries both with backoff and never drops a row; a permanent failure is
+//! Permanent for a row: record too large (by our limit or the topic's
+//! `max.message.bytes`), invalid record or topic name. Setup: authentication, cluster
+//! authorization, protocol versions, and a topic that does not exist (auto-creation
+//! off) or that this client may not write
+//! ([`KafkaPublishError::TopicUnavailable`]): its rows wait, retried with the relay's
+//! growing backoff, and flow by themselves once the topic or the ACL is there; each
+//! such call is counted in [`TOPIC_UNAVAILABLE_METRIC`] labelled with the topic. The
+//! relay retries every kind with backoff and never drops a row; a permanent failure is
 //! logged once per row with its message id and counted in
 //! [`PERMANENT_FAILURES_METRIC`] and [`KafkaPublisher::permanent_failures`].
 //!
@@ -124,6 +130,7 @@
 //! header values. TLS uses rustls directly, as rskafka does.
 #![warn(missing_docs)]
 
+mod batch_cap;
 mod cluster;
 mod coalesce;
 mod compression;
@@ -145,7 +152,7 @@ pub use config::{
     DEFAULT_REQUEST_TIMEOUT, KafkaPublisherBuilder, KafkaPublisherConfig, MIN_MAX_REQUEST_SIZE,
     Sasl,
 };
-pub use error::KafkaPublishError;
-pub use publisher::{KafkaPublisher, PERMANENT_FAILURES_METRIC};
+pub use error::{KafkaPublishError, TopicUnavailableReason};
+pub use publisher::{KafkaPublisher, PERMANENT_FAILURES_METRIC, TOPIC_UNAVAILABLE_METRIC};
 /// The rustls version whose `ClientConfig` [`KafkaPublisherBuilder::tls`] takes.
 pub use rustls;

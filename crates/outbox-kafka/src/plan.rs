@@ -16,6 +16,7 @@ use outbox_core::validate::validate_topic;
 use outbox_core::{Headers, OutboxMessage};
 use rand::Rng;
 
+use crate::batch_cap::BatchCaps;
 use crate::error::KafkaPublishError;
 use crate::record_batch::RecordRef;
 
@@ -75,6 +76,13 @@ pub(crate) struct Chunk<'a> {
     size: usize,
 }
 
+impl Chunk<'_> {
+    /// The records' estimated encoded size (an upper bound), without request framing.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+}
+
 /// All planned rows of one partition.
 #[derive(Debug)]
 pub(crate) struct Group<'a> {
@@ -100,6 +108,8 @@ pub(crate) struct Limits<'a> {
     pub max_request_size: usize,
     pub client_id_len: usize,
     pub message_id_header: &'a str,
+    /// Per-topic batch caps learned from the broker (see [`BatchCaps`]).
+    pub batch_caps: Option<&'a BatchCaps>,
 }
 
 /// Plans `batch`. `partitions` gives a topic's partition count or the metadata error
@@ -160,8 +170,12 @@ pub(crate) fn plan<'a>(
                 groups.len() - 1
             });
         let chunks = &mut groups[slot].chunks;
+        let cap = limits.batch_caps.and_then(|c| c.cap(&m.topic));
         match chunks.last_mut() {
-            Some(chunk) if fixed + chunk.size + size <= limits.max_request_size => {
+            Some(chunk)
+                if fixed + chunk.size + size <= limits.max_request_size
+                    && cap.is_none_or(|cap| chunk.size + size <= cap) =>
+            {
                 chunk.rows.push(row);
                 chunk.records.push(record);
                 chunk.size += size;
@@ -232,11 +246,58 @@ mod tests {
             max_request_size: max,
             client_id_len: 6,
             message_id_header: "x-outbox-message-id",
+            batch_caps: None,
         }
     }
 
     fn three(_: &str) -> Result<NonZeroU32, KafkaPublishError> {
         Ok(NonZeroU32::new(3).unwrap())
+    }
+
+    #[test]
+    fn a_learned_batch_cap_cuts_its_topic_into_smaller_chunks_only() {
+        let batch: Vec<_> = (0..8)
+            .map(|i| msg(if i % 2 == 0 { "capped" } else { "free" }, Some("k"), 200))
+            .collect();
+        let mut d = Decoded::new(&batch);
+        let uncapped = plan(&batch, &mut d, limits(1 << 20), three);
+        assert!(uncapped.groups.iter().all(|g| g.chunks.len() == 1));
+        let one_record = uncapped.groups[0].chunks[0].size() / 4;
+        let mut caps = BatchCaps::default();
+        // Room for two records of "capped" per chunk.
+        caps.refused("capped", 4, 5 * one_record);
+        let mut d = Decoded::new(&batch);
+        let capped = plan(
+            &batch,
+            &mut d,
+            Limits {
+                batch_caps: Some(&caps),
+                ..limits(1 << 20)
+            },
+            three,
+        );
+        assert_eq!(capped.planned, 8, "a cap never stops the plan");
+        for g in &capped.groups {
+            let sizes: Vec<usize> = g.chunks.iter().map(|c| c.rows.len()).collect();
+            match g.topic {
+                "capped" => assert_eq!(sizes, vec![2, 2], "{sizes:?}"),
+                _ => assert_eq!(sizes, vec![4], "other topics keep whole batches"),
+            }
+        }
+        // A record larger than the cap still goes, alone in its chunk.
+        caps.refused("capped", 2, 2);
+        let mut d = Decoded::new(&batch);
+        let tiny = plan(
+            &batch,
+            &mut d,
+            Limits {
+                batch_caps: Some(&caps),
+                ..limits(1 << 20)
+            },
+            three,
+        );
+        let capped = tiny.groups.iter().find(|g| g.topic == "capped").unwrap();
+        assert_eq!(capped.chunks.len(), 4);
     }
 
     #[test]
@@ -333,6 +394,7 @@ mod tests {
             max_request_size: publisher.max_request_size(),
             client_id_len: publisher.client_id().len(),
             message_id_header: publisher.message_id_header(),
+            batch_caps: None,
         };
         let mut d = Decoded::new(&batch);
         let p = plan(&batch, &mut d, limits, three);
@@ -498,6 +560,7 @@ mod tests {
                     max_request_size: schema.max_request_size(),
                     client_id_len: outbox_core::wire_size::MAX_CLIENT_ID_LEN,
                     message_id_header: schema.message_id_header(),
+                    batch_caps: None,
                 };
                 let p = plan(&batch, &mut d, limits, three);
                 proptest::prop_assert_eq!(p.planned, 0);
@@ -514,6 +577,7 @@ mod tests {
                     max_request_size: schema.max_request_size(),
                     client_id_len: client,
                     message_id_header: schema.message_id_header(),
+                    batch_caps: None,
                 };
                 let p = plan(&batch, &mut d, limits, three);
                 proptest::prop_assert_eq!(p.planned, 1, "client id {} bytes: {:?}", client, p.failure);

@@ -10,12 +10,13 @@ use outbox_core::{OutboxMessage, PublishOutcome, Publisher, Uuid};
 use tokio::time::Instant;
 use tracing::{Instrument, debug, info_span, warn};
 
+use crate::batch_cap::BatchCaps;
 use crate::cluster::{Cluster, topic_error};
 use crate::coalesce::{
     MAX_IN_FLIGHT_PER_CONNECTION, ProduceCounters, ProduceSettings, RequestLimit,
 };
 use crate::config::{KafkaPublisherBuilder, KafkaPublisherConfig};
-use crate::error::{KafkaPublishError, code};
+use crate::error::{KafkaPublishError, TopicUnavailableReason, code};
 use crate::plan::{Decoded, Limits, plan};
 use crate::send::{GroupOutcome, PartitionSender, RetryPause};
 use crate::session::{Sequences, SessionCell};
@@ -24,6 +25,12 @@ use crate::wire::ConnectOptions;
 /// The counter of rows that failed permanently (each row counted once), exported
 /// through the `metrics` facade.
 pub const PERMANENT_FAILURES_METRIC: &str = "outbox.kafka.permanent_failures";
+
+/// The counter of publish calls that met a topic they cannot write (missing, or no
+/// WRITE ACL), labelled `topic` and `reason` (`missing`, `not_authorized`); each call
+/// counts, so a topic that stays unavailable keeps the counter rising with the relay's
+/// retries.
+pub const TOPIC_UNAVAILABLE_METRIC: &str = "outbox.kafka.topic_unavailable";
 
 /// How many message ids the once-per-row log remembers before it starts over.
 const REMEMBERED_FAILURES: usize = 10_000;
@@ -45,6 +52,8 @@ struct Inner {
     sender: PartitionSender,
     permanent_seen: Mutex<HashSet<Uuid>>,
     permanent_count: AtomicU64,
+    topic_unavailable_count: AtomicU64,
+    batch_caps: Mutex<BatchCaps>,
     produce_counters: Arc<ProduceCounters>,
 }
 
@@ -102,6 +111,8 @@ impl KafkaPublisher {
                 sender,
                 permanent_seen: Mutex::new(HashSet::new()),
                 permanent_count: AtomicU64::new(0),
+                topic_unavailable_count: AtomicU64::new(0),
+                batch_caps: Mutex::new(BatchCaps::default()),
                 produce_counters,
             }),
         }
@@ -130,6 +141,12 @@ impl KafkaPublisher {
         self.inner.permanent_count.load(Ordering::Relaxed)
     }
 
+    /// Publish calls so far that met a topic they cannot write (the rows of that topic
+    /// wait); also exported as [`TOPIC_UNAVAILABLE_METRIC`].
+    pub fn topic_unavailable(&self) -> u64 {
+        self.inner.topic_unavailable_count.load(Ordering::Relaxed)
+    }
+
     /// Produce requests this publisher (and its clones) sent so far, each counted once
     /// however many partitions it carried; also exported as
     /// [`PRODUCE_REQUESTS_METRIC`](crate::PRODUCE_REQUESTS_METRIC). Compared with
@@ -143,6 +160,13 @@ impl KafkaPublisher {
     /// time); also exported as [`PRODUCE_BATCHES_METRIC`](crate::PRODUCE_BATCHES_METRIC).
     pub fn produce_batches(&self) -> u64 {
         self.inner.produce_counters.batches()
+    }
+
+    fn batch_caps(&self) -> std::sync::MutexGuard<'_, BatchCaps> {
+        self.inner
+            .batch_caps
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// Partition counts for the topics of `batch`, from the cache or one metadata
@@ -226,10 +250,13 @@ impl KafkaPublisher {
 
         let mut decoded = Decoded::new(batch);
         let mut counts = self.partition_counts(batch, decoded.rows(), deadline).await;
+        // A copy for this call: the plan must not hold the lock across the sends.
+        let caps = self.batch_caps().clone();
         let limits = Limits {
             max_request_size: config.max_request_size,
             client_id_len: config.client_id.len(),
             message_id_header: &config.message_id_header,
+            batch_caps: Some(&caps),
         };
         let plan = plan(batch, &mut decoded, limits, |topic| {
             match counts.get(topic) {
@@ -269,10 +296,22 @@ impl KafkaPublisher {
                 }
             }
             if let Some(error) = outcome.error {
-                let first_row = group
-                    .chunks
-                    .get(outcome.acknowledged_chunks)
-                    .and_then(|c| c.rows.first().copied());
+                let failed_chunk = group.chunks.get(outcome.acknowledged_chunks);
+                if let (KafkaPublishError::BatchTooLarge { topic, .. }, Some(chunk)) =
+                    (&error, failed_chunk)
+                {
+                    let cap = self
+                        .batch_caps()
+                        .refused(topic, chunk.rows.len(), chunk.size());
+                    warn!(
+                        %topic,
+                        records = chunk.rows.len(),
+                        estimated_bytes = chunk.size(),
+                        cap_bytes = cap,
+                        "the broker refused a record batch as too large for the topic; its batches are capped and the rows retried"
+                    );
+                }
+                let first_row = failed_chunk.and_then(|c| c.rows.first().copied());
                 if let Some(row) = first_row {
                     self.note_permanent(&batch[row], &error);
                     errors.insert(row, error);
@@ -315,6 +354,17 @@ impl KafkaPublisher {
         if !error.is_permanent() {
             return;
         }
+        if let Some((topic, reason)) = error.topic_unavailable() {
+            self.inner
+                .topic_unavailable_count
+                .fetch_add(1, Ordering::Relaxed);
+            metrics::counter!(
+                TOPIC_UNAVAILABLE_METRIC,
+                "topic" => topic.to_owned(),
+                "reason" => reason.label()
+            )
+            .increment(1);
+        }
         let first_time = {
             let mut seen = self
                 .inner
@@ -343,7 +393,7 @@ impl KafkaPublisher {
                     message_id = %row.message_id,
                     topic = %row.topic,
                     %error,
-                    "publishing is refused by the setup (not this row); retrying until an operator fixes it"
+                    "publishing is refused by the setup (not this row); its rows wait, retried with backoff, until an operator fixes it"
                 );
             }
         }
@@ -363,23 +413,18 @@ impl Publisher for KafkaPublisher {
 }
 
 /// A topic the brokers still do not know after a fresh metadata request does not exist
-/// (or is not visible to this client): permanent for the rows of that topic, so the relay
-/// parks them after `max_publish_attempts` instead of stalling their bucket. A produce
-/// answer with the same code stays retryable (a leader moving, a topic being created).
+/// (or is not visible to this client): its rows wait until it is created, without being
+/// parked (a broker-side configuration fault, not the rows'). A produce answer with the
+/// same code stays retryable at once (a leader moving, a topic being created).
 fn missing_after_refresh(error: KafkaPublishError) -> KafkaPublishError {
     match error {
         KafkaPublishError::Broker {
-            code: code @ code::UNKNOWN_TOPIC_OR_PARTITION,
-            name,
+            code: code::UNKNOWN_TOPIC_OR_PARTITION,
             topic,
-            partition,
             ..
-        } => KafkaPublishError::Broker {
-            code,
-            name,
+        } => KafkaPublishError::TopicUnavailable {
             topic,
-            partition,
-            permanent: true,
+            reason: TopicUnavailableReason::Missing,
         },
         other => other,
     }
@@ -390,16 +435,19 @@ mod missing_topic_tests {
     use super::*;
 
     #[test]
-    fn a_topic_unknown_after_a_refresh_is_permanent_for_its_rows() {
+    fn a_topic_unknown_after_a_refresh_waits_without_blaming_its_rows() {
         let unknown = topic_error("gone", -1, code::UNKNOWN_TOPIC_OR_PARTITION);
         assert!(!unknown.is_permanent(), "a produce answer stays retryable");
         let after_refresh = missing_after_refresh(unknown);
-        assert!(after_refresh.is_permanent() && after_refresh.blames_row());
-        let id = outbox_core::Uuid::nil();
         assert_eq!(
-            after_refresh.into_publish_error(id).blamed_message(),
-            Some(id)
+            after_refresh.topic_unavailable(),
+            Some(("gone", TopicUnavailableReason::Missing))
         );
+        assert!(!after_refresh.blames_row());
+        let id = outbox_core::Uuid::nil();
+        let error = after_refresh.into_publish_error(id);
+        assert_eq!(error.kind, outbox_core::PublishErrorKind::Setup);
+        assert_eq!(error.blamed_message(), None);
         let other = missing_after_refresh(topic_error("t", -1, code::LEADER_NOT_AVAILABLE));
         assert!(!other.is_permanent(), "other codes keep their class");
     }

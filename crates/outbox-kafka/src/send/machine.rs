@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use outbox_core::backoff::Backoff;
 use tracing::{debug, warn};
 
-use crate::error::{KafkaPublishError, Verdict, classify_produce};
+use crate::error::{KafkaPublishError, Verdict, classify_produce, is_size_code};
 use crate::record_batch::ProducerStamp;
 use crate::session::{PartitionSequence, Session};
 use crate::wire::error_name;
@@ -358,7 +358,18 @@ impl PartitionSendMachine {
                 // An earlier attempt's fate is unknown: this sequence can no longer be
                 // trusted.
                 self.invalidate_if_in_doubt("permanent error after an unknown outcome");
-                let error = self.broker_error(error_code, true);
+                let error = if is_size_code(error_code) && self.records() > 1 {
+                    // The batch, not a row, is too large: the publisher retries the
+                    // rows in smaller batches (see `batch_cap`).
+                    KafkaPublishError::BatchTooLarge {
+                        topic: self.topic.clone(),
+                        partition: self.partition,
+                        records: self.records(),
+                        name: error_name(error_code),
+                    }
+                } else {
+                    self.broker_error(error_code, true)
+                };
                 self.finish(Some(error));
             }
             Verdict::Rejected { refresh_metadata } => {
@@ -487,13 +498,7 @@ impl PartitionSendMachine {
     }
 
     fn broker_error(&self, code: i16, permanent: bool) -> KafkaPublishError {
-        KafkaPublishError::Broker {
-            code,
-            name: error_name(code),
-            topic: self.topic.clone(),
-            partition: self.partition,
-            permanent,
-        }
+        KafkaPublishError::from_code(&self.topic, self.partition, code, permanent)
     }
 }
 

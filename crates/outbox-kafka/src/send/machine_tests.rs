@@ -167,6 +167,37 @@ fn a_failed_chunk_stops_the_group_with_the_appended_prefix() {
 }
 
 #[test]
+fn a_batch_of_several_records_refused_as_too_large_blames_no_row() {
+    for code in [code::MESSAGE_TOO_LARGE, code::RECORD_LIST_TOO_LARGE] {
+        let (mut m, t0) = machine(&[1, 3]);
+        let s = session(7, 1);
+        send(&mut m, t0, s);
+        m.on_answer(t0, code::NONE, 0);
+        send(&mut m, t0, s);
+        m.on_answer(t0, code, -1);
+        let mut commands = drain(&mut m);
+        let outcome = done(&mut commands);
+        assert_eq!(outcome.acknowledged_chunks, 1);
+        let error = outcome.error.expect("the batch failed");
+        assert!(
+            matches!(
+                error,
+                KafkaPublishError::BatchTooLarge {
+                    records: 3,
+                    partition: 3,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert!(!error.is_permanent() && !error.blames_row(), "{error}");
+        assert!(invalidated(&commands).is_empty(), "{commands:?}");
+        // The refused batch used no sequence: the next one starts where it would have.
+        assert_eq!(m.sequence().next_for(&s), 1);
+    }
+}
+
+#[test]
 fn a_permanent_answer_after_an_unknown_outcome_drops_the_producer_id() {
     let (mut m, t0) = machine(&[1]);
     let s = session(7, 1);

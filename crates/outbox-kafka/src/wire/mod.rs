@@ -59,8 +59,12 @@ pub(crate) enum WireError {
     #[error("API version handshake with {addr} failed: {message}")]
     Handshake { addr: String, message: String },
     /// SASL authentication was refused or failed.
-    #[error("SASL authentication with {addr} failed: {message}")]
-    Sasl { addr: String, message: String },
+    #[error("SASL {mechanism} authentication with the broker at {addr} failed: {message}")]
+    Sasl {
+        addr: String,
+        mechanism: &'static str,
+        message: String,
+    },
     /// The broker supports no version of a request this client can send.
     #[error("the broker at {addr} supports no usable version of {api}")]
     Unsupported { addr: String, api: &'static str },
@@ -70,6 +74,16 @@ pub(crate) enum WireError {
     /// No answer in time.
     #[error("no answer from {addr} within {timeout:?}")]
     Timeout { addr: String, timeout: Duration },
+}
+
+/// The SASL mechanism's registered name, for errors.
+fn sasl_mechanism(sasl: &SaslConfig) -> &'static str {
+    match sasl {
+        SaslConfig::Plain(_) => "PLAIN",
+        SaslConfig::ScramSha256(_) => "SCRAM-SHA-256",
+        SaslConfig::ScramSha512(_) => "SCRAM-SHA-512",
+        SaslConfig::Oauthbearer(_) => "OAUTHBEARER",
+    }
 }
 
 impl WireError {
@@ -84,8 +98,13 @@ impl WireError {
                 addr: addr.clone(),
                 message: message.clone(),
             },
-            WireError::Sasl { addr, message } => WireError::Sasl {
+            WireError::Sasl {
+                addr,
+                mechanism,
+                message,
+            } => WireError::Sasl {
                 addr: addr.clone(),
+                mechanism,
                 message: message.clone(),
             },
             WireError::Unsupported { addr, api } => WireError::Unsupported {
@@ -225,6 +244,7 @@ impl Connection {
                 .await
                 .map_err(|e| WireError::Sasl {
                     addr: addr.to_owned(),
+                    mechanism: sasl_mechanism(sasl),
                     message: e.to_string(),
                 })?;
         }
