@@ -105,6 +105,12 @@ impl FaultEnv {
         .await
     }
 
+    /// Rows in the parked table.
+    pub async fn parked(&self) -> i64 {
+        self.scalar_i64(format!("SELECT count(*) FROM \"{}\"", self.tables.parked()))
+            .await
+    }
+
     /// Pending rows per bucket (buckets without rows are absent).
     pub async fn pending_by_bucket(&self) -> BTreeMap<i32, i64> {
         let sql = format!(

@@ -380,7 +380,7 @@ impl Broker {
                     self.log_tail(20)
                 );
             }
-            let err = match ready(&addr, Duration::from_secs(1)) {
+            let err = match self.ready_once(Duration::from_secs(1)) {
                 Ok(()) => return Ok(()),
                 Err(e) => e,
             };
@@ -396,6 +396,26 @@ impl Broker {
             }
             sleep(Duration::from_millis(50));
         }
+    }
+
+    /// One readiness check. A client listener that demands SASL refuses Metadata before
+    /// authentication, so there the node is asked on its internal listener (itself
+    /// live in Metadata) and the client listener only for ApiVersions, which Kafka
+    /// answers before the SASL handshake.
+    fn ready_once(&self, timeout: Duration) -> Result<()> {
+        if self.client_sasl() {
+            ready(&self.admin_addr(), timeout)?;
+            super::api_versions(&self.addr(), timeout)
+        } else {
+            ready(&self.addr(), timeout)
+        }
+    }
+
+    /// Whether the client listener speaks SASL (from the node's `server.properties`).
+    fn client_sasl(&self) -> bool {
+        self.kind == BrokerKind::Kafka
+            && fs::read_to_string(self.dir.join("server.properties"))
+                .is_ok_and(|p| p.contains("CLIENT:SASL_PLAINTEXT"))
     }
 
     /// The last `lines` lines of the broker log.

@@ -14,7 +14,7 @@ use crate::common::{Relay, free_port, sqlite_args, wait_for};
 use crate::logs::table_args;
 
 /// The WARN line of a failed attempt on `dependency` at `address`, if printed yet.
-fn warn_line(output: &str, dependency: &str, address: &str) -> Option<String> {
+pub fn warn_line(output: &str, dependency: &str, address: &str) -> Option<String> {
     output
         .lines()
         .find(|l| {
@@ -27,7 +27,7 @@ fn warn_line(output: &str, dependency: &str, address: &str) -> Option<String> {
 }
 
 /// Asserts `/healthz` 200 and `/readyz` 503 with a body containing `says`.
-fn assert_alive_not_ready(relay: &Relay, says: &str) {
+pub fn assert_alive_not_ready(relay: &Relay, says: &str) {
     assert_eq!(relay.get("/healthz").map(|(s, _)| s), Some(200));
     let mut last = None;
     let named = wait_for(
