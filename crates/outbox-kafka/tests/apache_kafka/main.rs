@@ -15,4 +15,5 @@ mod support;
 mod kafka;
 
 mod missing_topic;
+mod producer_expiry;
 mod too_large;
