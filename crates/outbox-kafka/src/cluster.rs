@@ -3,10 +3,11 @@
 //! partition leaders are re-resolved whenever an error points at stale metadata.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use crate::error::{KafkaPublishError, code};
 use crate::wire::{ConnectOptions, Connection, MetadataInfo, WireError};
@@ -49,7 +50,12 @@ pub(crate) struct Cluster {
     bootstrap: Vec<String>,
     metadata_max_age: Duration,
     state: Mutex<State>,
+    partition_changes: AtomicU64,
 }
+
+/// The counter of partition-count changes the publisher noticed in metadata, labelled
+/// `topic`.
+pub const PARTITION_CHANGES_METRIC: &str = "outbox.kafka.partition_count_changes";
 
 impl Cluster {
     pub(crate) fn new(
@@ -62,7 +68,13 @@ impl Cluster {
             bootstrap,
             metadata_max_age,
             state: Mutex::new(State::default()),
+            partition_changes: AtomicU64::new(0),
         }
+    }
+
+    /// Partition-count changes noticed so far.
+    pub(crate) fn partition_changes(&self) -> u64 {
+        self.partition_changes.load(Ordering::Relaxed)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -221,6 +233,18 @@ impl Cluster {
                 {
                     *slot = p.leader;
                 }
+            }
+            let before = state.topics.get(&topic.name).map(|t| t.view.leaders.len());
+            if let Some(before) = before.filter(|b| *b != leaders.len()) {
+                self.partition_changes.fetch_add(1, Ordering::Relaxed);
+                metrics::counter!(PARTITION_CHANGES_METRIC, "topic" => topic.name.clone())
+                    .increment(1);
+                warn!(
+                    topic = %topic.name,
+                    before,
+                    now = leaders.len(),
+                    "the topic's partition count changed: keyed records of some keys now go to another partition, so a consumer may see a key's new records before its older ones on the old partition (see the README, \"Partitions added\")"
+                );
             }
             state.topics.insert(
                 topic.name,

@@ -145,6 +145,7 @@ mod send;
 mod session;
 mod wire;
 
+pub use cluster::PARTITION_CHANGES_METRIC;
 pub use coalesce::{PRODUCE_BATCHES_METRIC, PRODUCE_REQUESTS_METRIC};
 pub use compression::Compression;
 pub use config::{

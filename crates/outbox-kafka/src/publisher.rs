@@ -147,6 +147,12 @@ impl KafkaPublisher {
         self.inner.topic_unavailable_count.load(Ordering::Relaxed)
     }
 
+    /// Changes of a topic's partition count this publisher noticed in metadata (each is
+    /// also a WARN and counted in [`PARTITION_CHANGES_METRIC`](crate::PARTITION_CHANGES_METRIC)).
+    pub fn partition_changes(&self) -> u64 {
+        self.inner.sender.cluster.partition_changes()
+    }
+
     /// Produce requests this publisher (and its clones) sent so far, each counted once
     /// however many partitions it carried; also exported as
     /// [`PRODUCE_REQUESTS_METRIC`](crate::PRODUCE_REQUESTS_METRIC). Compared with

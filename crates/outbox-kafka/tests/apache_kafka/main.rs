@@ -15,5 +15,6 @@ mod support;
 mod kafka;
 
 mod missing_topic;
+mod partitions_added;
 mod producer_expiry;
 mod too_large;
