@@ -215,7 +215,13 @@ pub fn new_cluster_id(seed: &str) -> String {
         .map(|d| d.as_nanos())
         .unwrap_or_default();
     let digest = Sha256::digest(format!("{seed}/{}/{nanos}", std::process::id()));
-    base64_url(digest.get(..16).unwrap_or_default())
+    let mut id = [0u8; 16];
+    id.copy_from_slice(digest.get(..16).unwrap_or(&[0; 16]));
+    // The storage tool's argument parser takes an id that starts with `-` for an option
+    // (and fails: "--cluster-id: expected one argument"); with the top bit clear the
+    // first character is a letter.
+    id[0] &= 0x7f;
+    base64_url(&id)
 }
 
 fn base64_url(bytes: &[u8]) -> String {
@@ -305,6 +311,10 @@ mod tests {
     fn cluster_ids_look_like_kafka_uuids() {
         assert_eq!(base64_url(&[0xff; 16]), "_____________________w");
         assert_eq!(base64_url(b"abc"), "YWJj");
+        for i in 0..2_000 {
+            let id = new_cluster_id(&format!("seed-{i}"));
+            assert!(id.starts_with(|c: char| c.is_ascii_alphabetic()), "{id}");
+        }
         let (a, b) = (new_cluster_id("x"), new_cluster_id("x"));
         assert_eq!(a.len(), 22);
         assert_ne!(a, b);
