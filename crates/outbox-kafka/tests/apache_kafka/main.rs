@@ -14,6 +14,7 @@ mod support;
 
 mod kafka;
 
+mod java_read_back;
 mod missing_topic;
 mod partitions_added;
 mod producer_expiry;
