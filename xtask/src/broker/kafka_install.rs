@@ -59,6 +59,23 @@ impl KafkaHome {
     }
 }
 
+/// Runs `cmd` with its output captured. On failure that output goes to `log`, and the
+/// error is `failed` with the exit status and the log's path (a setup step's whole
+/// output is too long for an error line and too useful to drop).
+pub(crate) fn run_logged(cmd: &mut Command, log: &Path, failed: &str) -> Result<()> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let out = cmd.output().with_context(|| format!("running {program}"))?;
+    if !out.status.success() {
+        let _ = fs::write(log, [out.stdout.as_slice(), out.stderr.as_slice()].concat());
+        bail!(
+            "{failed} ({}); its output is in {}",
+            out.status,
+            log.display()
+        );
+    }
+    Ok(())
+}
+
 /// `<cache>/kafka-<version>`.
 pub fn kafka_dir() -> PathBuf {
     crate::cache_dir().join(format!("kafka-{KAFKA_VERSION}"))
@@ -184,29 +201,20 @@ pub fn ensure_kafka_installed() -> Result<KafkaHome> {
     let _ = fs::remove_dir_all(&lib);
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     fs::write(dir.join("pom.xml"), pom()).context("writing the pom")?;
-    let out = Command::new("mvn")
-        .args(["--batch-mode", "--quiet", "--strict-checksums"])
+    let mut mvn = Command::new("mvn");
+    mvn.args(["--batch-mode", "--quiet", "--strict-checksums"])
         .arg(format!("-Dmaven.repo.local={}", dir.join("m2").display()))
         .arg("-f")
         .arg(dir.join("pom.xml"))
         .arg("dependency:copy-dependencies")
         .arg(format!("-DoutputDirectory={}", lib.display()))
         .arg("-DincludeScope=runtime")
-        .stdin(Stdio::null())
-        .output()
-        .context("running mvn")?;
-    if !out.status.success() {
-        let log = dir.join("mvn.log");
-        let _ = fs::write(
-            &log,
-            [out.stdout.as_slice(), out.stderr.as_slice()].concat(),
-        );
-        bail!(
-            "Maven could not fetch Apache Kafka {KAFKA_VERSION} ({}); its output is in {}",
-            out.status,
-            log.display()
-        );
-    }
+        .stdin(Stdio::null());
+    run_logged(
+        &mut mvn,
+        &dir.join("mvn.log"),
+        &format!("Maven could not fetch Apache Kafka {KAFKA_VERSION}"),
+    )?;
     let jars = fs::read_dir(&lib)
         .with_context(|| format!("listing {}", lib.display()))?
         .filter_map(|e| e.ok())

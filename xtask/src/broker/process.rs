@@ -9,7 +9,7 @@
 //! engine keeps nothing across a restart, whatever the directory holds.)
 
 use super::kafka_config::{KafkaPorts, KafkaSettings, new_cluster_id};
-use super::kafka_install::{KafkaHome, ensure_kafka_installed};
+use super::kafka_install::{KafkaHome, ensure_kafka_installed, run_logged};
 use super::probe::ready;
 use super::{BrokerKind, tansu_installed};
 use anyhow::{Context, Result, bail, ensure};
@@ -371,6 +371,7 @@ impl Broker {
     pub fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
         let deadline = Instant::now() + timeout;
         let addr = self.addr();
+        let sasl = self.client_sasl();
         loop {
             if !self.alive() {
                 bail!(
@@ -380,7 +381,7 @@ impl Broker {
                     self.log_tail(20)
                 );
             }
-            let err = match self.ready_once(Duration::from_secs(1)) {
+            let err = match self.ready_once(sasl, Duration::from_secs(1)) {
                 Ok(()) => return Ok(()),
                 Err(e) => e,
             };
@@ -402,8 +403,8 @@ impl Broker {
     /// authentication, so there the node is asked on its internal listener (itself
     /// live in Metadata) and the client listener only for ApiVersions, which Kafka
     /// answers before the SASL handshake.
-    fn ready_once(&self, timeout: Duration) -> Result<()> {
-        if self.client_sasl() {
+    fn ready_once(&self, sasl: bool, timeout: Duration) -> Result<()> {
+        if sasl {
             ready(&self.admin_addr(), timeout)?;
             super::api_versions(&self.addr(), timeout)
         } else {
@@ -441,13 +442,7 @@ impl Broker {
             let _ = signal_group(self.pid, "CONT");
             let _ = signal_group(self.pid, "TERM");
             if !self.wait_exit(STOP_GRACE) {
-                let _ = signal_group(self.pid, "KILL");
-                ensure!(
-                    self.wait_exit(Duration::from_secs(10)),
-                    "{} (pid {}) survived SIGKILL",
-                    self.kind.label(),
-                    self.pid
-                );
+                self.kill_and_wait()?;
             }
         }
         self.reap();
@@ -458,15 +453,21 @@ impl Broker {
     /// waits until it is gone.
     pub fn crash(&mut self) -> Result<()> {
         if self.alive() {
-            signal_group(self.pid, "KILL")?;
-            ensure!(
-                self.wait_exit(Duration::from_secs(10)),
-                "{} (pid {}) survived SIGKILL",
-                self.kind.label(),
-                self.pid
-            );
+            self.kill_and_wait()?;
         }
         self.reap();
+        Ok(())
+    }
+
+    /// SIGKILL to the broker's process group, then up to 10 s for it to be gone.
+    fn kill_and_wait(&mut self) -> Result<()> {
+        signal_group(self.pid, "KILL")?;
+        ensure!(
+            self.wait_exit(Duration::from_secs(10)),
+            "{} (pid {}) survived SIGKILL",
+            self.kind.label(),
+            self.pid
+        );
         Ok(())
     }
 
@@ -607,8 +608,8 @@ fn prepare_kafka(
         return Ok(());
     }
     let cluster_id = new_cluster_id(&dir.display().to_string());
-    let out = home
-        .java("kafka.tools.StorageTool")
+    let mut format = home.java("kafka.tools.StorageTool");
+    format
         .args([
             "format",
             "--standalone",
@@ -618,21 +619,11 @@ fn prepare_kafka(
         ])
         .arg(&props)
         .args(settings.scram_format_args())
-        .stdin(Stdio::null())
-        .output()
-        .context("running Kafka's storage tool")?;
-    if !out.status.success() {
-        let log = dir.join("format.log");
-        let _ = fs::write(
-            &log,
-            [out.stdout.as_slice(), out.stderr.as_slice()].concat(),
-        );
-        bail!(
-            "Kafka's storage tool could not format {} ({}); its output is in {}",
-            data.display(),
-            out.status,
-            log.display()
-        );
-    }
+        .stdin(Stdio::null());
+    run_logged(
+        &mut format,
+        &dir.join("format.log"),
+        &format!("Kafka's storage tool could not format {}", data.display()),
+    )?;
     Ok(())
 }

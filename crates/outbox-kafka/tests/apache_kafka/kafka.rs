@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+use outbox_core::RelayOptions;
+use outbox_core::driver::{Relay, RelayHandle};
+use outbox_core::testing::MemoryStore;
+use outbox_kafka::KafkaPublisher;
 use outbox_tests::broker::{Broker, BrokerKind, BrokerSpec, KafkaSettings, admin};
 
 /// Starts a private Apache Kafka node with `settings` and waits until it is ready.
@@ -27,4 +31,20 @@ pub async fn eventually(within: Duration, mut condition: impl FnMut() -> bool) -
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The real relay draining `store` through `publisher`, polling every 50 ms and backing
+/// off from 50 ms up to `max_error_backoff`, so a scenario with failures runs in seconds.
+pub fn spawn_relay(
+    store: &MemoryStore,
+    publisher: KafkaPublisher,
+    max_error_backoff: Duration,
+) -> RelayHandle {
+    let options = RelayOptions::builder()
+        .poll_interval(Duration::from_millis(50))
+        .error_backoff(Duration::from_millis(50))
+        .max_error_backoff(max_error_backoff)
+        .build()
+        .unwrap();
+    Relay::spawn(store.clone(), publisher, options).unwrap()
 }

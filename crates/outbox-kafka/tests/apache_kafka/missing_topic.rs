@@ -4,13 +4,12 @@
 
 use std::time::Duration;
 
-use outbox_core::driver::Relay;
 use outbox_core::testing::MemoryStore;
-use outbox_core::{EnqueueConfig, OutboxMessage, RelayOptions};
+use outbox_core::{EnqueueConfig, OutboxMessage};
 use outbox_kafka::{KafkaPublishError, TopicUnavailableReason};
 use outbox_tests::broker::KafkaSettings;
 
-use crate::kafka::{create_topic, eventually, start};
+use crate::kafka::{create_topic, eventually, spawn_relay, start};
 use crate::support::{ID_HEADER, message, publish, publisher_for};
 
 /// One publish call: the topic is reported unavailable, nothing is blamed.
@@ -49,14 +48,8 @@ async fn rows_for_a_missing_topic_wait_unparked_and_flow_once_it_is_created() {
         .collect();
     let store = MemoryStore::new();
     store.enqueue_all(rows.clone());
-    let options = RelayOptions::builder()
-        .poll_interval(Duration::from_millis(50))
-        .error_backoff(Duration::from_millis(50))
-        .max_error_backoff(Duration::from_millis(400))
-        .build()
-        .unwrap();
     let publisher = publisher_for(&broker.addr()).build().unwrap();
-    let relay = Relay::spawn(store.clone(), publisher.clone(), options).unwrap();
+    let relay = spawn_relay(&store, publisher.clone(), Duration::from_millis(400));
 
     // Retried again and again (each attempt counted), well past max_publish_attempts (3),
     // and nothing parked: a broker-side configuration fault is not the rows' fault.

@@ -5,13 +5,12 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use outbox_core::driver::Relay;
 use outbox_core::park::ParkReason;
 use outbox_core::testing::MemoryStore;
-use outbox_core::{EnqueueConfig, OutboxMessage, RelayOptions};
+use outbox_core::{EnqueueConfig, OutboxMessage};
 use outbox_tests::broker::KafkaSettings;
 
-use crate::kafka::{create_topic, eventually, start};
+use crate::kafka::{create_topic, eventually, spawn_relay, start};
 use crate::support::{ID_HEADER, publisher_for};
 
 const LIMIT: usize = 2_048;
@@ -71,14 +70,8 @@ async fn a_row_over_the_topics_size_limit_is_parked_with_the_brokers_reason_and_
 
     let store = MemoryStore::new();
     store.enqueue_all(rows.clone());
-    let options = RelayOptions::builder()
-        .poll_interval(Duration::from_millis(50))
-        .error_backoff(Duration::from_millis(50))
-        .max_error_backoff(Duration::from_millis(200))
-        .build()
-        .unwrap();
     let publisher = publisher_for(&broker.addr()).build().unwrap();
-    let relay = Relay::spawn(store.clone(), publisher, options).unwrap();
+    let relay = spawn_relay(&store, publisher, Duration::from_millis(200));
     let settled = eventually(Duration::from_secs(60), || store.pending_count() == 0).await;
     relay.stop(Duration::from_secs(5)).await.unwrap();
     assert!(settled, "{} rows still pending", store.pending_count());
