@@ -119,11 +119,7 @@ pub fn private_broker_spec() -> BrokerSpec {
 /// # Panics
 /// When it does not start or get ready, with the end of its log.
 pub fn start_broker(spec: &BrokerSpec) -> Broker {
-    let mut broker = Broker::start(spec).unwrap_or_else(|e| panic!("starting a broker: {e:#}"));
-    broker
-        .wait_ready(BROKER_READY_TIMEOUT)
-        .unwrap_or_else(|e| panic!("{e:#}"));
-    broker
+    Broker::start_ready(spec, BROKER_READY_TIMEOUT).unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 /// A private broker of the run's kind with default settings, started and ready, for tests

@@ -66,9 +66,7 @@ fn start_shared(kind: BrokerKind, port: Option<u16>, fresh: bool) -> Result<(Bro
     if let Some(p) = port {
         spec = spec.port(p);
     }
-    let mut b = Broker::start(&spec)?;
-    b.wait_ready(BROKER_READY_TIMEOUT)?;
-    Ok((b, true))
+    Ok((Broker::start_ready(&spec, BROKER_READY_TIMEOUT)?, true))
 }
 
 pub(crate) fn start(args: &Args) -> Result<ExitCode> {

@@ -37,11 +37,58 @@ const KAFKA_JVM_OPTIONS: &[&str] = &[
     "-XX:+ExitOnOutOfMemoryError",
 ];
 
-/// A free TCP port on 127.0.0.1 (bound and released; another process could take it first,
-/// which [`Broker::start`] detects).
+/// A free TCP port on 127.0.0.1, chosen below the kernel's ephemeral range and checked by
+/// binding it (then released; another process could still take it first, which
+/// [`Broker::start`] detects).
+///
+/// Why not port 0: the kernel hands out ports from the ephemeral range, and so it does to
+/// every outgoing connection. A JVM takes a second or two between our check and its own
+/// bind, and on a machine running tests in parallel some client connection took the port
+/// in that window (Kafka's INTERNAL listener, "Address already in use", once in CI). Below
+/// the range only another picker can collide, and the pickers draw at random.
 pub fn pick_free_port() -> Result<u16> {
+    let (low, high) = PICK_RANGE;
+    let below = ephemeral_low().unwrap_or(high).clamp(low + 1, high);
+    let span = u64::from(below - low);
+    for attempt in 0..256u64 {
+        let port = low + u16::try_from(random_u64(attempt) % span).unwrap_or(0);
+        if port_free(port) {
+            return Ok(port);
+        }
+    }
+    // A crowded range: let the kernel choose, as before.
     let listener = TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
+}
+
+/// Where [`pick_free_port`] draws from: above the shared brokers' fixed ports (19092,
+/// 19192) and the databases', up to the default start of the ephemeral range.
+const PICK_RANGE: (u16, u16) = (20000, 32768);
+
+/// The first port of the kernel's ephemeral range (`net.ipv4.ip_local_port_range`).
+fn ephemeral_low() -> Option<u16> {
+    fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A random number for port picking: process id, time and a counter hashed by the
+/// standard library's randomly keyed hasher.
+fn random_u64(attempt: u64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(attempt);
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    h.finish()
 }
 
 fn port_free(port: u16) -> bool {
@@ -55,6 +102,7 @@ pub struct BrokerSpec {
     dir: PathBuf,
     port: Option<u16>,
     kafka: KafkaSettings,
+    temporary: bool,
 }
 
 impl BrokerSpec {
@@ -65,11 +113,13 @@ impl BrokerSpec {
             dir: dir.into(),
             port: None,
             kafka: KafkaSettings::default(),
+            temporary: false,
         }
     }
 
     /// A broker of `kind` in a new directory under the system temp directory (private
-    /// brokers of tests).
+    /// brokers of tests). Dropping the broker removes the directory, unless the thread is
+    /// panicking: a failed test leaves its broker's log behind.
     pub fn private(kind: BrokerKind) -> Self {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -82,7 +132,10 @@ impl BrokerSpec {
             kind.name(),
             std::process::id()
         ));
-        Self::new(kind, dir)
+        BrokerSpec {
+            temporary: true,
+            ..Self::new(kind, dir)
+        }
     }
 
     /// The client port (default: the one the directory remembers, else a free one).
@@ -189,6 +242,8 @@ pub struct Broker {
     pid: u32,
     child: Option<Child>,
     keep_running: bool,
+    /// Remove `dir` on drop (a private broker whose test did not fail).
+    temporary: bool,
 }
 
 impl Broker {
@@ -211,6 +266,7 @@ impl Broker {
             pid: 0,
             child: None,
             keep_running: false,
+            temporary: spec.temporary,
         };
         fs::write(broker.dir.join("kind"), spec.kind.name())?;
         fs::write(broker.dir.join("ports"), ports.to_line())?;
@@ -219,6 +275,46 @@ impl Broker {
         }
         broker.spawn()?;
         Ok(broker)
+    }
+
+    /// [`Broker::start`] then [`Broker::wait_ready`]. A new node whose ports were picked
+    /// here (no port in `spec`, none remembered in its directory) and that lost one of them
+    /// to another process before the JVM bound it ("Address already in use") is started
+    /// again on other free ports, up to three times; a restart keeps its address and fails.
+    pub fn start_ready(spec: &BrokerSpec, timeout: Duration) -> Result<Broker> {
+        let repick = spec.port.is_none() && !spec.dir.join("ports").exists();
+        let mut attempt = 1;
+        loop {
+            let mut broker = Broker::start(spec)?;
+            match broker.wait_ready(timeout) {
+                Ok(()) => return Ok(broker),
+                Err(e) if repick && attempt < 3 && broker.lost_a_port() => {
+                    eprintln!(
+                        "{} on {} lost a port to another process before binding it; starting it on others",
+                        broker.kind.label(),
+                        broker.addr()
+                    );
+                    // Stopped, but its directory stays for the next attempt.
+                    broker.temporary = false;
+                    drop(broker);
+                    fs::remove_file(spec.dir.join("ports"))
+                        .with_context(|| format!("after: {e:#}"))?;
+                    // Kept for a look, and out of the way of the next attempt's check.
+                    let old_log = spec.dir.join(format!("broker-attempt-{attempt}.log"));
+                    fs::rename(spec.dir.join("broker.log"), &old_log)
+                        .with_context(|| format!("keeping {}", old_log.display()))?;
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Whether the broker exited because a port it was given was taken.
+    fn lost_a_port(&mut self) -> bool {
+        !self.alive()
+            && fs::read_to_string(self.log_path())
+                .is_ok_and(|log| log.contains("Address already in use"))
     }
 
     /// A handle on the broker whose pid `dir` records, if that process still runs. The
@@ -248,6 +344,7 @@ impl Broker {
             pid: 0,
             child: None,
             keep_running: true,
+            temporary: false,
         })
     }
 
@@ -375,9 +472,10 @@ impl Broker {
         loop {
             if !self.alive() {
                 bail!(
-                    "{} on {addr} exited before it became ready; its log is {}, ending:\n{}",
+                    "{} on {addr} exited before it became ready; its log is {}{}, ending:\n{}",
                     self.kind.label(),
                     self.log_path().display(),
+                    self.log_errors(8),
                     self.log_tail(20)
                 );
             }
@@ -417,6 +515,17 @@ impl Broker {
         self.kind == BrokerKind::Kafka
             && fs::read_to_string(self.dir.join("server.properties"))
                 .is_ok_and(|p| p.contains("CLIENT:SASL_PLAINTEXT"))
+    }
+
+    /// The first `lines` ERROR or FATAL lines of the broker log, each with the exception
+    /// line after it, and the first causes, as ` with these errors:\n…` (empty when there
+    /// are none): a JVM that fails logs its reason well before the shutdown chatter the
+    /// tail shows.
+    pub fn log_errors(&self, lines: usize) -> String {
+        errors_in(
+            &fs::read_to_string(self.log_path()).unwrap_or_default(),
+            lines,
+        )
     }
 
     /// The last `lines` lines of the broker log.
@@ -539,6 +648,9 @@ impl Drop for Broker {
                 self.pid
             );
         }
+        if self.temporary && !self.keep_running && !std::thread::panicking() && !self.alive() {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -570,14 +682,8 @@ fn pick_ports(spec: &BrokerSpec) -> Result<KafkaPorts> {
     let (internal, controller) = match spec.kind {
         BrokerKind::Tansu => (0, 0),
         BrokerKind::Kafka => {
-            // Held together so the two differ from each other and from the client port.
-            let a = TcpListener::bind("127.0.0.1:0")?;
-            let b = TcpListener::bind("127.0.0.1:0")?;
-            let ports = (a.local_addr()?.port(), b.local_addr()?.port());
-            if ports.0 == client || ports.1 == client {
-                return pick_ports(spec);
-            }
-            ports
+            let internal = pick_port_other_than(&[client])?;
+            (internal, pick_port_other_than(&[client, internal])?)
         }
     };
     Ok(KafkaPorts {
@@ -585,6 +691,41 @@ fn pick_ports(spec: &BrokerSpec) -> Result<KafkaPorts> {
         internal,
         controller,
     })
+}
+
+/// What [`Broker::log_errors`] picks out of a broker log's `text`.
+fn errors_in(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    let mut errors = Vec::new();
+    for (i, line) in all.iter().enumerate() {
+        if line.contains("] ERROR ") || line.contains("] FATAL ") {
+            errors.push(*line);
+            // The exception's message follows on a line of its own.
+            if let Some(next) = all.get(i + 1).filter(|l| !l.starts_with('[')) {
+                errors.push(next);
+            }
+        } else if line.starts_with("Caused by:") {
+            errors.push(*line);
+        }
+    }
+    errors.dedup();
+    errors.truncate(lines);
+    if errors.is_empty() {
+        String::new()
+    } else {
+        format!(" with these errors:\n{}\n", errors.join("\n"))
+    }
+}
+
+/// A free port that is none of `taken`.
+fn pick_port_other_than(taken: &[u16]) -> Result<u16> {
+    for _ in 0..16 {
+        let port = pick_free_port()?;
+        if !taken.contains(&port) {
+            return Ok(port);
+        }
+    }
+    bail!("no free port on 127.0.0.1 other than {taken:?}")
 }
 
 /// Writes `server.properties` and, on a node's first start, formats its storage with
@@ -626,4 +767,56 @@ fn prepare_kafka(
         &format!("Kafka's storage tool could not format {}", data.display()),
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_picked_port_is_free_and_below_the_ephemeral_range() {
+        let below = ephemeral_low().unwrap_or(PICK_RANGE.1);
+        for _ in 0..32 {
+            let port = pick_free_port().expect("a free port");
+            assert!(port_free(port), "port {port} was handed out taken");
+            if below > PICK_RANGE.0 {
+                assert!(
+                    (PICK_RANGE.0..below).contains(&port),
+                    "port {port} is outside {}..{below}",
+                    PICK_RANGE.0
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn picked_ports_avoid_the_ones_taken() {
+        let first = pick_free_port().expect("a free port");
+        for _ in 0..32 {
+            assert_ne!(pick_port_other_than(&[first]).expect("a port"), first);
+        }
+    }
+
+    #[test]
+    fn the_log_errors_name_the_first_error_and_its_cause() {
+        let log = "[2026-12-06 03:00:00,000] INFO starting (kafka.Kafka)\n\
+             [2026-12-06 03:00:01,000] ERROR [KafkaRaftServer nodeId=1] Fatal error during startup (kafka.server.KafkaRaftServer)\n\
+             org.apache.kafka.common.KafkaException: Socket server failed to bind to 127.0.0.1:41413: Address already in use.\n\
+             \tat kafka.network.Acceptor.openServerSocket(SocketServer.scala:737)\n\
+             Caused by: java.net.BindException: Address already in use\n\
+             [2026-12-06 03:00:02,000] INFO shutting down (kafka.Kafka)\n";
+        let errors = errors_in(log, 8);
+        assert!(errors.contains("Fatal error during startup"), "{errors}");
+        assert!(
+            errors.contains("failed to bind to 127.0.0.1:41413"),
+            "{errors}"
+        );
+        assert!(
+            errors.contains("Caused by: java.net.BindException"),
+            "{errors}"
+        );
+        assert!(!errors.contains("openServerSocket"), "{errors}");
+        assert!(!errors.contains("shutting down"), "{errors}");
+        assert_eq!(errors_in("[x] INFO fine\n", 8), "");
+    }
 }
