@@ -138,9 +138,12 @@ STEPS:
 SECTIONS (tests/benches/relay/, one file each):
     drain     1. one relay draining N pre-filled rows (1 KiB values, keys over 10,000 ids)
                  with default options and with max_concurrent_lanes(1); bench process CPU
-                 per 10,000 msgs; ceilings with plain client calls at their best
-                 concurrency: rskafka produce (one task per partition) and plain SQL
-                 fetch + delete (one connection per bucket); relay / min(ceilings)
+                 per 10,000 msgs; ceilings without our code at their best concurrency:
+                 the broker's is the better of Kafka's ProducerPerformance (its jars,
+                 acks=all, idempotence on, 1 KiB, 3 batch/linger settings; 1 with
+                 --quick) and plain rskafka produce (one task per partition); the
+                 database's is plain SQL fetch + delete (one connection per bucket);
+                 relay / min(ceilings)
     naive     2. the hand-written loop (SELECT ... FOR UPDATE SKIP LOCKED, produce and
                  await each row, delete row by row) on the same rows, time-bounded
     latency   3. commit-to-ack p50/p99/max with local notification at 1,000 and 5,000

@@ -33,6 +33,7 @@ mod latency;
 mod naive;
 mod poisoned;
 mod processes;
+mod producer_perf;
 mod report;
 mod scaling;
 mod snapshot;

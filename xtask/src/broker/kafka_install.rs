@@ -44,10 +44,13 @@ impl KafkaHome {
         self.dir.join("log4j2.properties")
     }
 
-    /// A `java` command with this class path and log configuration, running `main_class`.
+    /// A `java` command with this class path and log configuration, running `main_class`
+    /// (a tool: a 512 MiB heap at most, enough for the storage tool, a consumer and the
+    /// producer performance tool, small beside the broker on a 2-core machine).
     pub fn java(&self, main_class: &str) -> Command {
         let mut cmd = Command::new("java");
-        cmd.arg("-cp")
+        cmd.arg("-Xmx512m")
+            .arg("-cp")
             .arg(self.classpath())
             .arg(format!(
                 "-Dlog4j2.configurationFile={}",
