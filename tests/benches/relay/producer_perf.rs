@@ -42,9 +42,11 @@ pub async fn measure(env: &Env, n: u64) -> Result<Vec<ToolRun>, String> {
     // never sends a record; it reconnects about once a second, forever, and Tansu logs
     // `UnexpectedEof` for each connection. The ceiling there is plain rskafka produce.
     if broker_version().starts_with("Tansu") {
-        return Err("Tansu 0.6 does not serve Kafka 4.4's idempotent Java producer \
+        return Err(
+            "Tansu 0.6 does not serve Kafka 4.4's idempotent Java producer \
                     (it reconnects forever without sending a record)"
-            .into());
+                .into(),
+        );
     }
     let home = xtask::broker::kafka_installed()
         .ok_or("Kafka's jars are not installed (cargo xtask broker start installs them)")?;
