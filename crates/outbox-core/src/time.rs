@@ -105,6 +105,11 @@ impl Monotonic {
         Monotonic(self.0.saturating_add(duration))
     }
 
+    /// `self - duration`, saturating at the origin.
+    pub fn saturating_sub(self, duration: Duration) -> Self {
+        Monotonic(self.0.saturating_sub(duration))
+    }
+
     /// Time from `earlier` to `self`, or zero when `earlier` is later.
     pub fn saturating_duration_since(self, earlier: Monotonic) -> Duration {
         self.0.saturating_sub(earlier.0)

@@ -368,3 +368,148 @@ impl outbox_core::Publisher for Stuck {
         std::future::pending().await
     }
 }
+
+/// The in-memory store behind a slow link for lease calls only: each acquisition and
+/// renewal is answered `latency` after it was sent (on tokio's paused clock).
+#[derive(Clone)]
+struct SlowLeaseCalls {
+    inner: MemoryStore,
+    latency: Duration,
+}
+
+impl OutboxStore for SlowLeaseCalls {
+    fn capabilities(&self) -> outbox_core::StoreCapabilities {
+        self.inner.capabilities()
+    }
+
+    async fn acquire_leases(
+        &self,
+        request: &LeaseRequest<'_>,
+    ) -> Result<outbox_core::Acquired, StoreError> {
+        tokio::time::sleep(self.latency).await;
+        self.inner.acquire_leases(request).await
+    }
+
+    async fn buckets_with_pending(
+        &self,
+        owned: &[i32],
+        bucket_count: u32,
+    ) -> Result<Vec<i32>, StoreError> {
+        self.inner.buckets_with_pending(owned, bucket_count).await
+    }
+
+    async fn next_batch(
+        &self,
+        bucket: i32,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<outbox_core::OutboxMessage>, StoreError> {
+        self.inner.next_batch(bucket, after, limit).await
+    }
+
+    async fn delete_published(
+        &self,
+        bucket: i32,
+        published: &[outbox_core::OutboxMessage],
+    ) -> Result<(), StoreError> {
+        self.inner.delete_published(bucket, published).await
+    }
+
+    async fn renew_leases(
+        &self,
+        request: &LeaseRequest<'_>,
+        buckets: &[i32],
+    ) -> Result<outbox_core::RenewOutcome, StoreError> {
+        tokio::time::sleep(self.latency).await;
+        self.inner.renew_leases(request, buckets).await
+    }
+
+    async fn release_leases(&self, relay_id: &str) -> Result<(), StoreError> {
+        self.inner.release_leases(relay_id).await
+    }
+
+    async fn park_rows(
+        &self,
+        request: &outbox_core::park::ParkRequest<'_>,
+    ) -> Result<outbox_core::park::ParkOutcome, StoreError> {
+        self.inner.park_rows(request).await
+    }
+
+    async fn parked_holds(
+        &self,
+        bucket: i32,
+    ) -> Result<Vec<(Option<outbox_core::park::HoldKey>, i64)>, StoreError> {
+        self.inner.parked_holds(bucket).await
+    }
+
+    async fn pending_metrics(&self) -> Result<Option<outbox_core::PendingMetrics>, StoreError> {
+        self.inner.pending_metrics().await
+    }
+}
+
+/// Enqueues rows at a steady pace for `for_how_long` while the relay runs on `store`.
+async fn feed_rows(store: &MemoryStore, for_how_long: Duration) -> usize {
+    let mut fed = 0;
+    let start = tokio::time::Instant::now();
+    while start.elapsed() < for_how_long {
+        store.enqueue(row((fed % 8) as i32, fed as u64));
+        fed += 1;
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    fed
+}
+
+#[tokio::test(start_paused = true)]
+async fn lease_calls_slower_than_the_renew_interval_allows_keep_the_leases() {
+    // Lease 3 s, renewal every 2 s, every lease call answered after 1.2 s: a renewal
+    // started on the interval would land at 3.2 s, after the lease it renews. Started
+    // against the deadline (minus 1.5 × the observed call time) it lands in time.
+    let name = "m-slow-lease-calls";
+    let store = MemoryStore::new();
+    let slow = SlowLeaseCalls {
+        inner: store.clone(),
+        latency: Duration::from_millis(1_200),
+    };
+    let relay = Relay::spawn(
+        slow,
+        MemoryPublisher::new(),
+        options(name)
+            .lease_renew_interval(Duration::from_secs(2))
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let fed = feed_rows(&store, Duration::from_secs(30)).await;
+    let drained = eventually(|| store.pending_count() == 0).await;
+    assert!(drained);
+    assert_eq!(store.deleted_ids().len(), fed, "every row published");
+    let o = observe(name);
+    assert_eq!(
+        o.counters.get(names::LEASE_EXPIRATIONS),
+        Some(&0),
+        "no lease ran out"
+    );
+    assert_eq!(o.counters.get(names::LEASE_SLOW_CALLS), Some(&0));
+    assert_eq!(o.gauges.get(names::OWNED_BUCKETS), Some(&8.0));
+    stop(relay).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn lease_calls_of_half_the_lease_are_counted_as_slow() {
+    let name = "m-slow-lease-half";
+    let store = MemoryStore::new();
+    let slow = SlowLeaseCalls {
+        inner: store.clone(),
+        latency: Duration::from_millis(1_600),
+    };
+    let relay = Relay::spawn(slow, MemoryPublisher::new(), options(name).build().unwrap()).unwrap();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let o = observe(name);
+    let slow_calls = o
+        .counters
+        .get(names::LEASE_SLOW_CALLS)
+        .copied()
+        .unwrap_or(0);
+    assert!(slow_calls >= 3, "every lease call is slow: {slow_calls}");
+    stop(relay).await;
+}

@@ -35,6 +35,16 @@ impl<S, P> Driver<S, P> {
                 RelayEvent::LeaseExpired { buckets } => {
                     warn!(buckets, "leases expired or were lost")
                 }
+                RelayEvent::LeaseCallSlow { operation, call } => {
+                    warn!(
+                        operation,
+                        took_ms = call.took.as_millis() as u64,
+                        lease_ms = call.lease_duration.as_millis() as u64,
+                        outlasted_lease = call.outlasted_lease,
+                        "a lease call took half the lease or more: leases cannot be kept at this store latency; \
+                         speed the database link up or lengthen lease_duration"
+                    )
+                }
                 RelayEvent::Published {
                     bucket,
                     attempted,

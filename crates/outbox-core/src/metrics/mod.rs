@@ -11,6 +11,7 @@
 //! | `outbox.publish.acknowledged` | counter | acknowledged prefix lengths, counted before lease checks and deletion (re-acknowledged retries count again) |
 //! | `outbox.publish.failures` | counter | failed publish calls (an error or a short acknowledgement); shutdown cancellation excluded |
 //! | `outbox.lease.expirations` | counter | a nonempty owned set invalidated (expired by the local clock, or found lost by a renewal) |
+//! | `outbox.lease.slow_calls` | counter | lease calls (acquisitions, renewals) that took half the lease or more: too slow to keep a lease |
 //! | `outbox.publish.duration` | histogram, seconds | whole publish calls, failed ones included |
 //! | `outbox.cycle.duration` | histogram, seconds | acquisition, probe and sweeps up to the next idle wait or backoff |
 //! | `outbox.pending.messages` | gauge | whole-store pending rows from the latest backlog sample (max over the relays of one name) |
@@ -51,6 +52,8 @@ pub mod names {
     pub const PUBLISH_FAILURES: &str = "outbox.publish.failures";
     /// Counter: invalidated nonempty lease sets.
     pub const LEASE_EXPIRATIONS: &str = "outbox.lease.expirations";
+    /// Counter: lease calls too slow for the lease.
+    pub const LEASE_SLOW_CALLS: &str = "outbox.lease.slow_calls";
     /// Histogram (seconds): publish call duration.
     pub const PUBLISH_DURATION: &str = "outbox.publish.duration";
     /// Histogram (seconds): cycle duration.
@@ -69,11 +72,12 @@ pub mod names {
     pub const PARKED_OLDEST_AGE: &str = "outbox.parked.oldest_age";
 
     /// Every instrument name.
-    pub const ALL: [&str; 12] = [
+    pub const ALL: [&str; 13] = [
         OWNED_BUCKETS,
         PUBLISH_ACKNOWLEDGED,
         PUBLISH_FAILURES,
         LEASE_EXPIRATIONS,
+        LEASE_SLOW_CALLS,
         PUBLISH_DURATION,
         CYCLE_DURATION,
         PENDING_MESSAGES,

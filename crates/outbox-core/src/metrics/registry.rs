@@ -51,6 +51,11 @@ fn describe_once() {
             Unit::Count,
             "Nonempty owned lease sets that were invalidated."
         );
+        describe_counter!(
+            names::LEASE_SLOW_CALLS,
+            Unit::Count,
+            "Lease calls that took half the lease or more."
+        );
         describe_histogram!(
             names::PUBLISH_DURATION,
             Unit::Seconds,
@@ -115,6 +120,7 @@ impl RelayMetrics {
             names::PUBLISH_ACKNOWLEDGED,
             names::PUBLISH_FAILURES,
             names::LEASE_EXPIRATIONS,
+            names::LEASE_SLOW_CALLS,
             names::PARKED,
         ] {
             counter!(
@@ -161,6 +167,9 @@ impl RelayMetrics {
             }
             RelayEvent::LeaseExpired { .. } => {
                 counter!(names::LEASE_EXPIRATIONS, label).increment(1)
+            }
+            RelayEvent::LeaseCallSlow { .. } => {
+                counter!(names::LEASE_SLOW_CALLS, label).increment(1)
             }
             RelayEvent::CycleCompleted { elapsed } => {
                 histogram!(names::CYCLE_DURATION, label).record(elapsed.as_secs_f64());

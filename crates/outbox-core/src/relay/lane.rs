@@ -120,6 +120,12 @@ pub(crate) struct Lane {
     /// When `holds` was read from the store; `None`: read it before the next fetch (a new
     /// ownership term, or a park whose outcome is unknown or was partly refused).
     pub holds_loaded_at: Option<Monotonic>,
+    /// The holds were just read for the fetch this lane is about to make: it keeps its
+    /// slot for that fetch and does not read them again first. Without this, a lane
+    /// whose hold read outlasts the poll interval while other lanes wait for a slot
+    /// would give its slot up after each read, find its view stale at its next turn,
+    /// and read the holds forever without fetching.
+    pub fetch_after_holds: bool,
     /// The row that failed permanently at the front of the lane, with its count.
     pub failing: Option<FailingRow>,
     /// Rows to park, waiting for the store call slot.
@@ -147,6 +153,7 @@ impl Lane {
             surplus: false,
             holds: Holds::default(),
             holds_loaded_at: None,
+            fetch_after_holds: false,
             failing: None,
             to_park: None,
         }
@@ -160,6 +167,7 @@ impl Lane {
     /// The lane occupies one of the relay's concurrent-lane slots.
     pub fn is_active(&self) -> bool {
         self.in_flight()
+            || self.fetch_after_holds
             || self.next.is_some()
             || !self.to_delete.is_empty()
             || self.to_park.is_some()
@@ -197,6 +205,7 @@ impl Lane {
     pub fn lose_ownership(&mut self) {
         self.owned = false;
         self.ready = false;
+        self.fetch_after_holds = false;
         self.hinted_since_fetch = false;
         self.next = None;
         self.to_delete.clear();
@@ -229,6 +238,7 @@ impl Lane {
         self.failures = self.failures.saturating_add(1);
         self.failures_total = self.failures_total.saturating_add(1);
         self.backoff_until = Some(until);
+        self.fetch_after_holds = false;
         self.read_again_from_head();
         self.failures
     }

@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use super::lease_timing::{self, LeaseCallTiming, SlowLeaseCall};
 use crate::store::RenewOutcome;
 use crate::time::{Monotonic, Now, Timestamp};
 
@@ -32,6 +33,8 @@ pub(crate) struct Leases {
     /// The store renews leases beside the lanes, so acquisitions only rebalance and are
     /// scheduled from their end (a slow acquisition cannot crowd the lanes out).
     renewal: bool,
+    /// How long recent lease calls took: renewals start early enough to land in time.
+    timing: LeaseCallTiming,
 }
 
 /// What an acquisition changed.
@@ -57,6 +60,7 @@ impl Leases {
             lease_duration,
             renew_interval,
             renewal,
+            timing: LeaseCallTiming::default(),
         }
     }
 
@@ -128,7 +132,31 @@ impl Leases {
         self.valid_until_mono = started.mono.saturating_add(self.lease_duration);
     }
 
-    /// Applies an acquisition that started at `started` and was answered at `finished`.
+    /// Remembers how long a lease call (sent at `started`, answered at `finished`) took,
+    /// and says whether that is too slow for the lease (see `lease_timing`).
+    pub fn record_call(
+        &mut self,
+        started: Monotonic,
+        finished: Monotonic,
+    ) -> Option<SlowLeaseCall> {
+        self.timing.record(started, finished);
+        lease_timing::judge(
+            finished.saturating_duration_since(started),
+            self.lease_duration,
+        )
+    }
+
+    /// The next renewal after leases written by a call that started at `started`.
+    fn schedule_renewal(&mut self, started: Monotonic) {
+        self.next_renew_at = self.timing.next_renewal(
+            started,
+            started.saturating_add(self.lease_duration),
+            self.renew_interval,
+        );
+    }
+
+    /// Applies an acquisition that started at `started` and was answered at `finished`
+    /// (its duration already [recorded](Self::record_call)).
     pub fn on_acquired(
         &mut self,
         started: Now,
@@ -145,7 +173,7 @@ impl Leases {
         // and rebalancing waits one interval after the acquisition ended.
         let base = if self.renewal { finished } else { started.mono };
         self.next_acquire_at = base.saturating_add(self.renew_interval);
-        self.next_renew_at = started.mono.saturating_add(self.renew_interval);
+        self.schedule_renewal(started.mono);
         OwnershipChange { gained, changed }
     }
 
@@ -167,7 +195,7 @@ impl Leases {
         if !self.owned.is_empty() {
             self.extend_from(started);
         }
-        self.next_renew_at = started.mono.saturating_add(self.renew_interval);
+        self.schedule_renewal(started.mono);
         lost.into_iter().chain(unaccounted).collect()
     }
 
@@ -319,6 +347,25 @@ mod tests {
                 gained: false,
                 changed: true
             }
+        );
+    }
+
+    #[test]
+    fn a_slow_store_moves_the_renewal_ahead_of_the_interval() {
+        // Lease 6 s, renew every 5 s: calls of 2 s would land the interval's renewal at
+        // 7 s, past the deadline.
+        let mut l = Leases::new(
+            m(0),
+            Duration::from_millis(6_000),
+            Duration::from_millis(5_000),
+            true,
+        );
+        assert_eq!(l.record_call(m(0), m(2_000)), None);
+        l.on_acquired(t(0), m(2_000), [1]);
+        assert_eq!(l.next_renew_at(), m(3_000));
+        assert!(
+            l.record_call(m(3_000), m(6_000)).is_some(),
+            "half a lease is slow"
         );
     }
 

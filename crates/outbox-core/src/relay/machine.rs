@@ -419,7 +419,9 @@ impl RelayMachine {
                 l.is_active()
                     && l.wants_fetch(now.mono)
                     && self.may_act_on(l.bucket, now)
-                    && !(waiting && active >= max && l.fetches_this_turn >= 1)
+                    // A lane that read its holds for its next fetch makes that fetch.
+                    && (l.fetch_after_holds
+                        || !(waiting && active >= max && l.fetches_this_turn >= 1))
             })
             .map(|l| l.bucket);
         if let Some(bucket) = continuing {
@@ -452,6 +454,7 @@ impl RelayMachine {
         // A store that cannot honour the cursor reads from the head and returns the
         // rows still in the pipeline first: ask for that many more.
         let limit = self.options.batch_size().saturating_add(lane.held_rows());
+        lane.fetch_after_holds = false;
         lane.store_call = Some(StoreCall::Fetching {
             discard: false,
             limit,
@@ -486,10 +489,13 @@ impl RelayMachine {
         if owns {
             consider(self.leases.valid_until_mono());
         }
-        if self.capabilities.lease_renewal && self.renewing.is_none() && owns {
+        let control_idle = matches!(self.control, Control::Idle);
+        // A renewal waits for the acquisition or release in flight (one lease call at a
+        // time): a renewal deadline that passed during a slow acquisition must not wake
+        // the caller before that call answers, or it spins.
+        if self.capabilities.lease_renewal && self.renewing.is_none() && control_idle && owns {
             consider(self.leases.next_renew_at());
         }
-        let control_idle = matches!(self.control, Control::Idle);
         if self.life == Life::Running {
             match self.control_backoff_until {
                 Some(until) => consider(until),
@@ -661,6 +667,7 @@ impl RelayMachine {
             return;
         };
         self.control = Control::Idle;
+        self.judge_lease_call("acquire_leases", started, now);
         match result {
             Ok(Acquired {
                 held: buckets,
@@ -688,6 +695,7 @@ impl RelayMachine {
                         lane.next = None;
                         lane.ready = false;
                         lane.cursor = None;
+                        lane.fetch_after_holds = false;
                     }
                 }
                 if change.gained {
@@ -1010,6 +1018,7 @@ impl RelayMachine {
         let Some(started) = self.renewing.take() else {
             return;
         };
+        self.judge_lease_call("renew_leases", started, now);
         match result {
             Ok(outcome) => {
                 let had = self.leases.owned().len();
@@ -1061,6 +1070,15 @@ impl RelayMachine {
         Command::AcquireLeases {
             now: now.wall,
             busy,
+        }
+    }
+
+    /// Records a finished lease call's duration and reports it when it is too slow for
+    /// the lease.
+    fn judge_lease_call(&mut self, operation: &'static str, started: Now, now: Now) {
+        if let Some(call) = self.leases.record_call(started.mono, now.mono) {
+            self.events
+                .push_back(RelayEvent::LeaseCallSlow { operation, call });
         }
     }
 

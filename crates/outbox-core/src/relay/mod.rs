@@ -29,7 +29,11 @@
 //! it over. So no bucket changes hands while this relay may still publish or delete in
 //! it, and no lease call, however slow, stops the lanes. With a store
 //! that renews, the next acquisition is due one renew interval after the previous one
-//! *finished*.
+//! *finished*, and the next renewal one renew interval after the previous lease call
+//! *started*, or earlier when recent lease calls were slow: it starts at the deadline
+//! minus 1.5 × the slowest recent call, so that it lands before the leases run out (see
+//! `lease_timing.rs`). Calls of half a lease or more are reported
+//! ([`RelayEvent::LeaseCallSlow`]).
 //!
 //! Concurrency rules the machine enforces: one lease call (acquisition, renewal or
 //! release) at a time, one probe beside it, and per lane at most one store call and one
@@ -38,6 +42,7 @@
 mod discovery;
 mod lane;
 mod lease;
+mod lease_timing;
 mod machine;
 mod parking;
 #[cfg(test)]
@@ -46,6 +51,7 @@ mod tests;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use lease_timing::SlowLeaseCall;
 pub use machine::RelayMachine;
 
 use crate::error::{Misconfiguration, PublishError, StoreError};
@@ -225,6 +231,17 @@ pub enum RelayEvent {
     LeaseExpired {
         /// How many buckets were lost.
         buckets: usize,
+    },
+    /// A lease call (an acquisition or a renewal) took half the lease or more. One lease
+    /// call runs at a time, so calls this slow cannot keep a lease even back to back: the
+    /// relay will lose and regain its buckets until the store answers faster. Renewals
+    /// already start early by the observed call times; this says they cannot start early
+    /// enough.
+    LeaseCallSlow {
+        /// `"acquire_leases"` or `"renew_leases"`.
+        operation: &'static str,
+        /// How slow, against which lease.
+        call: SlowLeaseCall,
     },
     /// A publish call finished (successfully or not; cancelled calls excluded).
     Published {

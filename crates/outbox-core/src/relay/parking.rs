@@ -18,13 +18,13 @@ impl RelayMachine {
         self.options.max_publish_attempts().is_some() && self.capabilities.parking
     }
 
-    /// Whether `lane` must read its bucket's parked rows before fetching.
+    /// Whether `lane` must read its bucket's parked rows before fetching (not when it
+    /// has just read them for this fetch).
     pub(super) fn holds_due(&self, bucket: i32, now: Now) -> bool {
         self.parks()
-            && self
-                .lanes
-                .get(&bucket)
-                .is_some_and(|l| l.holds_due(now.mono, self.options.poll_interval()))
+            && self.lanes.get(&bucket).is_some_and(|l| {
+                !l.fetch_after_holds && l.holds_due(now.mono, self.options.poll_interval())
+            })
     }
 
     pub(super) fn issue_load_holds(&mut self, bucket: i32) -> Option<Command> {
@@ -189,6 +189,7 @@ impl RelayMachine {
                 }
                 lane.holds = Holds::from_parked(groups);
                 lane.holds_loaded_at = Some(now.mono);
+                lane.fetch_after_holds = true;
                 // Requeued rows come back with their original ids, below any cursor.
                 lane.cursor = None;
             }

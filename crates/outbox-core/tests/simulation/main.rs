@@ -53,6 +53,14 @@ const REGRESSION_SEEDS: &[u64] = &[
     // Checker: a discarded row's copy, sent by a crashed relay and delayed 30 s in the
     // network, landed after its key's later rows (outside the promise; now exempt).
     17_869_228_791_859,
+    // Slow store: a lane whose hold read outlasted the poll interval gave its slot up
+    // after each read and found its view stale at its next turn: it read forever.
+    202_854_772_500_952,
+    // Slow store: the lane that had just read its holds yielded its slot to waiting lanes
+    // while still holding it (found while fixing the previous one).
+    148_581_843_200_408,
+    // Slow store: a surplus lane freed its slot, then took it back above the lane limit.
+    36_693_043_205_002,
 ];
 /// Fresh seeds per default run, on top of the regression seeds.
 const DEFAULT_SEEDS: u64 = 10_000;

@@ -124,8 +124,12 @@ struct Scenario {
     max_lanes: usize,
     /// One bucket gets a row the broker rejects forever (when there are at least two).
     poison: bool,
-    /// Every lease call takes longer than the renew interval to answer.
+    /// A slow database: every store call takes up to 1.5 × the renew interval to answer
+    /// (lease calls at least one interval).
     slow_leases: bool,
+    /// The renew interval: `RENEW_MS`, or in half the slow-store runs twice that, where
+    /// only a renewal started against the deadline (not on the interval) lands in time.
+    renew_ms: u64,
     /// Whether and how rows that fail permanently are parked. With parking, poisoned
     /// rows appear anywhere and an operator requeues and discards them.
     park: ParkMode,
@@ -183,6 +187,7 @@ impl Scenario {
             max_lanes: rng.range(1, 8) as usize,
             poison: rng.chance(0.2),
             slow_leases: rng.chance(0.15),
+            renew_ms: RENEW_MS,
             park: ParkMode::generate(rng),
             max_attempts: rng.range(1, 4) as u32,
         };
@@ -190,6 +195,10 @@ impl Scenario {
         // whole budget left on it: lease calls slower than the renew interval cannot
         // work there (documented), so slow lease calls are simulated with renewal only.
         sc.slow_leases &= sc.renewal;
+        // Derived from draws already made, so that every earlier seed keeps its scenario.
+        if sc.slow_leases && sc.max_lanes % 2 == 1 {
+            sc.renew_ms = 2 * RENEW_MS;
+        }
         sc
     }
 
@@ -445,7 +454,7 @@ impl World {
             .batch_size(self.sc.batch_size)
             .poll_interval(Duration::from_secs(1))
             .lease_duration(Duration::from_millis(LEASE_MS))
-            .lease_renew_interval(Duration::from_millis(RENEW_MS))
+            .lease_renew_interval(Duration::from_millis(self.sc.renew_ms))
             .error_backoff(Duration::from_millis(200))
             .max_error_backoff(Duration::from_secs(3))
             .max_concurrent_lanes(self.sc.max_lanes)
@@ -999,9 +1008,17 @@ impl World {
             }),
         };
         let _ = slot;
-        let latency = if self.sc.slow_leases && is_lease_call {
-            // Slower than the renew interval, well inside the lease.
-            self.rng.range(RENEW_MS + 1, RENEW_MS + 5_000)
+        let latency = if self.sc.slow_leases {
+            // Up to 1.5 × the renew interval and under half the lease (a lease call of
+            // half the lease cannot keep one: one lease call runs at a time). Lease calls
+            // take at least one renew interval, or under half the lease when that is less.
+            let most = (self.sc.renew_ms * 3 / 2).min(LEASE_MS / 2 - 1);
+            let least = if is_lease_call {
+                self.sc.renew_ms.min(most - 2_000)
+            } else {
+                1
+            };
+            self.rng.range(least, most)
         } else {
             self.rng.range(1, 30)
         };
@@ -1357,7 +1374,7 @@ impl World {
         let id_of: HashMap<Uuid, i64> = self.committed.iter().map(|(m, _, id)| (*m, *id)).collect();
         let spread = self.sc.skews.iter().max().copied().unwrap_or(0)
             - self.sc.skews.iter().min().copied().unwrap_or(0);
-        let beyond_tolerated_skew = spread >= (LEASE_MS - RENEW_MS) as i64;
+        let beyond_tolerated_skew = spread >= (LEASE_MS - self.sc.renew_ms) as i64;
         let mut seen = HashSet::new();
         let mut last_per_key: BTreeMap<u64, i64> = BTreeMap::new();
         let mut duplicates = 0u64;

@@ -314,3 +314,88 @@ fn readiness_and_every_ownership_change_are_events() {
     );
     assert_eq!(h.m.owned().count(), 0);
 }
+
+/// Lease 30 s, renewal every 20 s, every lease call answered after 11 s. On the clock
+/// face the renewal would start at 20 s and land at 31 s, after the 30 s deadline of the
+/// leases it renews. Against the deadline it starts at 30 s − 1.5 × 11 s = 13.5 s.
+#[test]
+fn slow_lease_calls_start_the_renewal_against_the_deadline() {
+    let mut h = TestRelay::new(
+        options()
+            .poll_interval(std::time::Duration::from_secs(60))
+            .lease_renew_interval(std::time::Duration::from_secs(20))
+            .build()
+            .unwrap(),
+        RENEWING,
+    );
+    assert_eq!(h.briefs(), ["acquire"]);
+    h.at(11_000);
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0].into())));
+    assert_eq!(h.briefs(), ["probe [0]"]);
+    h.m.handle(h.now, Outcome::Probed(Ok(vec![])));
+    assert_eq!(millis(h.m.poll_timeout().unwrap()), 13_500);
+    h.at(13_499);
+    assert_eq!(h.cmd(), None);
+    h.at(13_500);
+    assert_eq!(h.briefs(), ["renew [0]"]);
+    h.at(24_500);
+    h.renewed(&[0], &[]);
+    assert_eq!(h.m.lease_valid_until(), Timestamp::from_millis(43_500));
+    // Next: 43.5 s − 16.5 s = 27 s, before the interval's 33.5 s.
+    h.at(26_999);
+    assert_eq!(h.cmd(), None);
+    h.at(27_000);
+    assert_eq!(h.briefs(), ["renew [0]"]);
+    h.at(38_000);
+    h.renewed(&[0], &[]);
+    assert!(h.m.may_act_on(0, at(38_000)), "never lost");
+    assert!(
+        !h.events().iter().any(|e| matches!(
+            e,
+            RelayEvent::LeaseExpired { .. } | RelayEvent::LeaseCallSlow { .. }
+        )),
+        "11 s is under half the lease: not slow"
+    );
+}
+
+#[test]
+fn a_lease_call_of_half_the_lease_is_reported_slow() {
+    let mut h = TestRelay::quiet();
+    assert_eq!(h.briefs(), ["acquire"]);
+    h.at(15_000);
+    h.m.handle(h.now, Outcome::Acquired(Ok(vec![0].into())));
+    let slow: Vec<_> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            RelayEvent::LeaseCallSlow { operation, call } => Some((operation, call.took)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        slow,
+        [("acquire_leases", std::time::Duration::from_secs(15))]
+    );
+}
+
+/// A renewal deadline that passes while an acquisition is in flight cannot start until
+/// the acquisition answers; the wake-up deadline must not sit in the past meanwhile, or
+/// the driver spins.
+#[test]
+fn poll_timeout_is_never_in_the_past_while_a_slow_acquisition_runs() {
+    let mut h = TestRelay::quiet();
+    h.start(&[0], &[]);
+    h.at(10_000);
+    assert_eq!(
+        h.briefs(),
+        ["acquire"],
+        "before the renewal due at the same time"
+    );
+    h.at(25_000); // the acquisition is still out; the renewal was due at 10 s
+    assert_eq!(h.cmd(), None);
+    let deadline = h.m.poll_timeout().expect("the leases have a deadline");
+    assert!(
+        millis(deadline) > 25_000,
+        "deadline {deadline} is in the past at 25 s with nothing to do"
+    );
+}
