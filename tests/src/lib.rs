@@ -36,6 +36,7 @@ pub mod faults;
 pub mod forward;
 pub mod kafka;
 pub mod proxy;
+pub mod slow_link;
 pub mod statement_delay;
 pub mod tls;
 

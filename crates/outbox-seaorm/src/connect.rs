@@ -51,6 +51,14 @@
 //! connections (correct, but the lanes no longer run side by side); a larger one only
 //! holds idle connections. [`ConnectSettings::max_connections`] overrides it.
 //!
+//! # Round trips
+//!
+//! sqlx pings every pooled connection before handing it out by default, one extra round
+//! trip per statement. These settings ping only connections idle for over
+//! [`IDLE_BEFORE_PING`]: on a busy relay a statement is one round trip, and a lease call
+//! a fixed one or two (see `SeaOrmStore`'s lease docs). A pool built elsewhere keeps
+//! whatever it was given.
+//!
 //! # Logging
 //!
 //! sqlx logs every statement at INFO and, by default, any statement slower than one
@@ -61,6 +69,9 @@
 //! metrics (cycle and publish durations) are the place to watch for slowness.
 
 use std::time::Duration;
+
+/// A pooled connection idle longer than this is pinged before it is handed out.
+pub const IDLE_BEFORE_PING: Duration = Duration::from_secs(30);
 
 use log::LevelFilter;
 use outbox_core::RelayOptions;
@@ -160,6 +171,11 @@ impl ConnectSettings {
         if let Some(size) = self.pool_size() {
             options.max_connections(size);
         }
+        // A ping before every checkout doubles the round trips of every statement; only
+        // a connection idle long enough to have been dropped by a firewall or a server
+        // timeout is checked first (a dead one still fails its statement, which the
+        // relay retries after its backoff).
+        options.test_before_acquire_if_idle_for(IDLE_BEFORE_PING);
         options
             .sqlx_logging(true)
             .sqlx_logging_level(LevelFilter::Debug)

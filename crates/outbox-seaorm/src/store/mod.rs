@@ -35,6 +35,7 @@ mod db_error;
 mod leases;
 mod metrics;
 mod parking;
+mod sql_batch;
 mod status;
 
 use std::sync::Arc;
