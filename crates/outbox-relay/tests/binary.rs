@@ -83,6 +83,7 @@ fn serves_health_readiness_and_every_instrument_then_stops_on_sigterm() {
                 "outbox_publish_acknowledged_total",
                 "outbox_publish_failures_total",
                 "outbox_lease_expirations_total",
+                "outbox_lease_slow_calls_total",
                 "outbox_cycle_duration_seconds",
                 "outbox_pending_messages",
                 "outbox_pending_oldest_age_seconds",
@@ -99,7 +100,7 @@ fn serves_health_readiness_and_every_instrument_then_stops_on_sigterm() {
     assert!(all_present, "instruments missing from /metrics:\n{metrics}");
     assert_eq!(
         names::ALL.len(),
-        12,
+        13,
         "the list above covers every instrument but publish.duration, which needs a publish"
     );
     assert_eq!(get(port, "/nope").map(|(s, _)| s), Some(404));
