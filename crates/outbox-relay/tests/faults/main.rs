@@ -2,7 +2,7 @@
 //! against PostgreSQL and a Kafka-compatible broker while a writer commits keyed records,
 //! and real faults hit them (`kill -9`, SIGSTOP, terminated database sessions, a broker
 //! restart, a misconfigured writer, a rolling relay count, a row that can never be
-//! published, lease calls slowed down by a proxy). The harness is
+//! published, lease calls slowed down by a proxy, a database half a second away). The harness is
 //! `outbox_tests::faults`; every scenario ends by reading the topic back and checking that
 //! nothing committed was lost.
 
@@ -17,6 +17,7 @@ mod pause;
 mod poisoned;
 mod restart_default_id;
 mod rolling;
+mod slow_database;
 mod slow_lease;
 
 /// The relay binary under test.
