@@ -29,10 +29,15 @@ pub(crate) use self::policy::RequestLimit;
 use self::policy::{Coalescer, Waiting};
 use crate::wire::{Connection, PartitionBatch, ProduceAnswer, WireError};
 
-/// Produce requests awaiting their answer on one connection at a time. One keeps the
-/// gathering simple and maximal: whatever becomes ready while a request is out goes in
-/// the next one. Metadata and InitProducerId requests are not limited by it.
-pub(crate) const MAX_IN_FLIGHT_PER_CONNECTION: usize = 1;
+/// Produce requests awaiting their answer on one connection at a time (Kafka's own
+/// producer allows 5 too). With one, every lane's batch for a broker queued behind the
+/// request before it: measured with 8 lanes, a publish took 27 ms against 2.2 ms with
+/// one lane, while the broker used a quarter of a core. Batches that become ready while
+/// all are out still gather into the next request. Ordering within a partition does not
+/// depend on it: a partition has one batch out at a time (its sequence lock, held by
+/// the send from first try to answer). Metadata and InitProducerId requests are not
+/// limited by it.
+pub(crate) const MAX_IN_FLIGHT_PER_CONNECTION: usize = 5;
 
 /// The counter of produce requests sent, exported through the `metrics` facade.
 pub const PRODUCE_REQUESTS_METRIC: &str = "outbox.kafka.produce_requests";
