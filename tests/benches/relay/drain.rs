@@ -3,7 +3,9 @@
 //! messages, and the two ceilings the relay is measured against: the broker alone (the
 //! better of Kafka's own producer tool, [`producer_perf`], and plain rskafka produce,
 //! [`ceilings::produce`]) and the database alone (plain SQL, [`ceilings::fetch_delete`]),
-//! each at its best concurrency.
+//! each at its best concurrency; the shared-machine ceiling 1 / (1/broker + 1/database)
+//! (all three share the same cores); and a hand-written concurrent relay on the same rows
+//! ([`handwritten`]).
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +17,8 @@ use crate::ack::{Acks, Recording};
 use crate::env::{BATCH, Env, VALUE_SIZE, wait_until};
 use crate::report::{Report, int, ms};
 use crate::timing::{Timed, Timings, process_cpu};
-use crate::{Shared, ceilings, data, producer_perf};
+use crate::waits::Sampler;
+use crate::{Shared, ceilings, data, handwritten, producer_perf};
 
 const SECTION: &str = "1 drain";
 
@@ -152,6 +155,53 @@ pub async fn run(env: &Env, shared: &mut Shared, report: &mut Report) {
     );
     report.set(SECTION, "ceiling_database_msgs_per_s", database);
 
+    // (c) the hand-written concurrent relay on the same rows: no project store or
+    // publisher code (see `handwritten`).
+    let tables = env.tables(&db).await;
+    let topic = env.topic().await;
+    data::copy(&db, &source, &tables, &topic, None).await;
+    let sampler = Sampler::start(env, None).await;
+    let elapsed = handwritten::drain(env, &tables, &topic, 8).await;
+    sampler.finish(report, SECTION, "handwritten").await;
+    assert!(data::is_empty(&db, &tables).await);
+    assert_eq!(env.topic_count(&topic).await, n);
+    env.drop_tables(&db, &tables).await;
+    let by_hand = n as f64 / elapsed.as_secs_f64();
+    report.line(
+        SECTION,
+        "baseline: hand-written relay, 8 tasks (fetch by bucket, produce, await acks, delete by ids) (msgs/s)",
+        int(by_hand),
+    );
+    report.set(SECTION, "handwritten_msgs_per_s", by_hand);
+    let over_hand = lanes.rate / by_hand;
+    report.line(SECTION, "relay / hand-written", format!("{over_hand:.2}"));
+    report.set(SECTION, "relay_over_handwritten", over_hand);
+    report.target(
+        "relay / hand-written concurrent relay",
+        ">= 1.5",
+        format!("{over_hand:.2}"),
+        Some(over_hand >= 1.5),
+    );
+
+    // Database, broker and relay share the machine's cores, so a message costs the
+    // database's time and the broker's time: the shared-machine ceiling.
+    let shared_ceiling = 1.0 / (1.0 / database + 1.0 / kafka);
+    report.line(
+        SECTION,
+        "ceiling (d) shared machine: 1 / (1/a + 1/b) (msgs/s)",
+        int(shared_ceiling),
+    );
+    report.set(SECTION, "ceiling_shared_msgs_per_s", shared_ceiling);
+    let over_shared = lanes.rate / shared_ceiling;
+    report.line(SECTION, "relay / d", format!("{over_shared:.2}"));
+    report.set(SECTION, "relay_over_shared_ceiling", over_shared);
+    report.target(
+        "relay / shared-machine ceiling",
+        ">= 0.8",
+        format!("{over_shared:.2}"),
+        Some(over_shared >= 0.8),
+    );
+
     let lower = if kafka <= database {
         "broker"
     } else {
@@ -189,10 +239,14 @@ async fn drain_once(
     data::copy(db, source, &tables, &topic, None).await;
     let timings = Timings::default();
     let cpu_before = process_cpu();
-    let elapsed = relay_drain(env, db, &tables, n, 8, lanes, &timings).await;
+    let mut sampler = None;
+    let elapsed = relay_drain(env, db, &tables, n, 8, lanes, &timings, Some(&mut sampler)).await;
     let cpu = process_cpu()
         .zip(cpu_before)
         .map(|(after, before)| after - before);
+    if let Some(sampler) = sampler {
+        sampler.finish(report, SECTION, who).await;
+    }
     let in_topic = env.topic_count(&topic).await;
     assert_eq!(in_topic, n, "the topic must hold every drained row");
     env.drop_tables(db, &tables).await;
@@ -208,7 +262,9 @@ async fn drain_once(
 }
 
 /// Starts one relay on `tables` (publisher connected first), returns the time from its
-/// start until `n` rows were acknowledged and the table is empty, and stops it.
+/// start until `n` rows were acknowledged and the table is empty, and stops it. With
+/// `sampled`, a [`Sampler`] watching the store's pool is started into it beside the relay.
+#[allow(clippy::too_many_arguments)]
 pub async fn relay_drain(
     env: &Env,
     db: &DatabaseConnection,
@@ -217,11 +273,16 @@ pub async fn relay_drain(
     bucket_count: u32,
     lanes: Option<usize>,
     timings: &Timings,
+    sampled: Option<&mut Option<Sampler>>,
 ) -> Duration {
     let acks = Acks::default();
     let schema = env.schema(tables, bucket_count);
+    let store_db = env.db().await;
+    if let Some(slot) = sampled {
+        *slot = Some(Sampler::start(env, Some(&store_db)).await);
+    }
     let store = Timed::new(
-        SeaOrmStore::new(env.db().await, schema.clone()).unwrap(),
+        SeaOrmStore::new(store_db, schema.clone()).unwrap(),
         timings.clone(),
     );
     let publisher = Recording::new(

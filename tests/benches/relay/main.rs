@@ -11,8 +11,9 @@
 //! outbox-tests --bench relay -- <args>`: the optimized `bench-opt` profile for a full
 //! run, the tests' `dev` profile with `--quick` (the CI smoke compiles nothing twice).
 //!
-//! Sections (one file each): 1 drain throughput (default options and one lane) and its
-//! ceilings, 2 the hand-written baseline, 3 commit-to-ack latency at 1,000 and 5,000
+//! Sections (one file each): 1 drain throughput (default options and one lane), its
+//! ceilings, a hand-written concurrent relay on the same rows and where the drain's time
+//! goes (database sessions, pool, CPU by program), 2 the hand-written baseline, 3 commit-to-ack latency at 1,000 and 5,000
 //! msg/s, poisoned (one unpublishable row in bucket 0), snapshot (an old snapshot held
 //! during a drain, PostgreSQL), 4 enqueue overhead, 5 scaling and idle cost, 6 cost
 //! growth with the backlog, sqlite-demo (the orders demo's latency). Prints a table and writes every figure, the ratios and the
@@ -29,6 +30,7 @@ mod drain;
 mod enqueue;
 mod env;
 mod growth;
+mod handwritten;
 mod latency;
 mod naive;
 mod poisoned;
@@ -39,6 +41,7 @@ mod scaling;
 mod snapshot;
 mod sqlite_demo;
 mod timing;
+mod waits;
 
 use std::time::Instant;
 

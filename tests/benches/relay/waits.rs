@@ -1,0 +1,228 @@
+//! Where a drain's time goes, sampled while it runs (section 1): what the database's
+//! sessions are doing (PostgreSQL's `pg_stat_activity`, every 20 ms: on CPU, waiting on
+//! a lock, on WAL I/O, or idle waiting for their client), how busy the pool of the
+//! drain's own connection is, and the CPU each program on the machine used (from
+//! `/proc`: PostgreSQL's processes, the broker's JVM, this process, the rest).
+//!
+//! The sessions are found by the database name and exclude the sampler's own; on
+//! SQLite and MariaDB only the CPU figures are taken.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use tokio::task::JoinHandle;
+
+use crate::args::DbKind;
+use crate::env::Env;
+use crate::report::Report;
+
+const EVERY: Duration = Duration::from_millis(20);
+
+/// A running sampler; [`Sampler::finish`] stops it and reports.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    task: Option<JoinHandle<BTreeMap<String, u64>>>,
+    pool: Option<JoinHandle<(u64, u64)>>,
+    cpu: Option<CpuTicks>,
+    started: Instant,
+}
+
+impl Sampler {
+    /// Starts sampling; `pool` is the drain's connection pool, watched for how often it
+    /// has no idle connection left.
+    pub async fn start(env: &Env, pool: Option<&DatabaseConnection>) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let task = if env.kind() == DbKind::Postgres {
+            let db = env.db_single().await;
+            let stop = Arc::clone(&stop);
+            Some(tokio::spawn(async move { sample_sessions(db, stop).await }))
+        } else {
+            None
+        };
+        let pool = match pool {
+            Some(db) if env.kind() == DbKind::Postgres => {
+                let pg = db.get_postgres_connection_pool().clone();
+                let stop = Arc::clone(&stop);
+                Some(tokio::spawn(async move {
+                    let (mut samples, mut exhausted) = (0_u64, 0_u64);
+                    while !stop.load(Ordering::Relaxed) {
+                        samples += 1;
+                        if pg.num_idle() == 0 && pg.size() >= pg.options().get_max_connections() {
+                            exhausted += 1;
+                        }
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    (samples, exhausted)
+                }))
+            }
+            _ => None,
+        };
+        Sampler {
+            stop,
+            task,
+            pool,
+            cpu: CpuTicks::read(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Stops sampling and reports under `section` / `who`.
+    pub async fn finish(mut self, report: &mut Report, section: &str, who: &str) {
+        self.stop.store(true, Ordering::Relaxed);
+        let seconds = self.started.elapsed().as_secs_f64();
+        if let (Some(before), Some(after)) = (self.cpu.take(), CpuTicks::read()) {
+            let cores = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / TICKS_PER_SECOND / seconds;
+            let figures = [
+                ("postgres", cores(before.postgres, after.postgres)),
+                ("broker_jvm", cores(before.java, after.java)),
+                ("bench_process", cores(before.this, after.this)),
+                ("other", cores(before.other, after.other)),
+                ("machine_idle", cores(before.idle, after.idle)),
+            ];
+            report.line(
+                section,
+                &format!("{who}: cores used by postgres / broker JVM / this process / rest; idle"),
+                format!(
+                    "{:.2} / {:.2} / {:.2} / {:.2}; {:.2} idle",
+                    figures[0].1, figures[1].1, figures[2].1, figures[3].1, figures[4].1
+                ),
+            );
+            for (name, value) in figures {
+                report.set(section, &format!("{who}_cores_{name}"), value);
+            }
+        }
+        if let Some(pool) = self.pool.take() {
+            let (samples, exhausted) = pool.await.unwrap();
+            let share = exhausted as f64 / samples.max(1) as f64;
+            report.line(
+                section,
+                &format!("{who}: samples with every pool connection checked out"),
+                format!("{:.0}% of {samples}", share * 100.0),
+            );
+            report.set(section, &format!("{who}_pool_exhausted_share"), share);
+        }
+        if let Some(task) = self.task.take() {
+            let states = task.await.unwrap();
+            let total: u64 = states.values().sum();
+            let mut ranked: Vec<_> = states.into_iter().collect();
+            ranked.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+            let shown: Vec<String> = ranked
+                .iter()
+                .take(6)
+                .map(|(state, n)| {
+                    format!("{state} {:.0}%", *n as f64 * 100.0 / total.max(1) as f64)
+                })
+                .collect();
+            report.line(
+                section,
+                &format!(
+                    "{who}: database sessions by state (pg_stat_activity, {total} session samples)"
+                ),
+                shown.join(", "),
+            );
+            for (state, n) in ranked {
+                report.set(
+                    section,
+                    &format!("{who}_sessions_{state}"),
+                    n as f64 / total.max(1) as f64,
+                );
+            }
+        }
+    }
+}
+
+/// Counts, per state, the sessions of this database other than the sampler's own, every
+/// [`EVERY`] until `stop`.
+async fn sample_sessions(db: DatabaseConnection, stop: Arc<AtomicBool>) -> BTreeMap<String, u64> {
+    let sql = "SELECT CASE \
+          WHEN state = 'active' AND wait_event IS NULL THEN 'active:on-cpu' \
+          WHEN state = 'active' THEN 'active:' || wait_event_type || '/' || wait_event \
+          ELSE coalesce(state, 'unknown') END AS s, count(*)::bigint AS n \
+        FROM pg_stat_activity \
+        WHERE datname = current_database() AND pid <> pg_backend_pid() \
+          AND backend_type = 'client backend' \
+        GROUP BY 1";
+    let mut states = BTreeMap::new();
+    while !stop.load(Ordering::Relaxed) {
+        let stmt = Statement::from_string(db.get_database_backend(), sql);
+        if let Ok(rows) = db.query_all_raw(stmt).await {
+            for row in rows {
+                let state: String = row.try_get("", "s").unwrap_or_default();
+                let n: i64 = row.try_get("", "n").unwrap_or(0);
+                *states.entry(state).or_insert(0) += n as u64;
+            }
+        }
+        tokio::time::sleep(EVERY).await;
+    }
+    states
+}
+
+/// Linux's clock ticks per second for `/proc` CPU times (`USER_HZ`, 100 on every
+/// platform Linux supports today).
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// CPU time so far (user + system, in clock ticks) by program, and the machine's idle time.
+struct CpuTicks {
+    postgres: u64,
+    java: u64,
+    this: u64,
+    other: u64,
+    idle: u64,
+}
+
+impl CpuTicks {
+    fn read() -> Option<CpuTicks> {
+        let me = std::process::id();
+        let mut t = CpuTicks {
+            postgres: 0,
+            java: 0,
+            this: 0,
+            other: 0,
+            idle: 0,
+        };
+        for entry in std::fs::read_dir("/proc").ok()? {
+            let Ok(entry) = entry else { continue };
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid ...`: comm may hold spaces, so split at the last ')'.
+            let Some((head, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let comm = head.split_once('(').map_or("", |(_, c)| c);
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            // utime and stime are fields 14 and 15 of the line, 12 and 13 after comm.
+            let ticks: u64 = [11, 12]
+                .iter()
+                .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<u64>().ok()))
+                .sum();
+            match comm {
+                _ if pid == me => t.this += ticks,
+                "postgres" => t.postgres += ticks,
+                "java" => t.java += ticks,
+                _ => t.other += ticks,
+            }
+        }
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        // idle + iowait
+        t.idle = cpu.get(3).copied().unwrap_or(0) + cpu.get(4).copied().unwrap_or(0);
+        Some(t)
+    }
+}
