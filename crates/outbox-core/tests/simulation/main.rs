@@ -61,6 +61,10 @@ const REGRESSION_SEEDS: &[u64] = &[
     148_581_843_200_408,
     // Slow store: a surplus lane freed its slot, then took it back above the lane limit.
     36_693_043_205_002,
+    // Checker: with every store call slow, one lane's four attempts at each of two
+    // poisoned rows took longer than the stall limit; a row moving towards being parked
+    // now counts as progress (CI run of 2026-12-07).
+    269_156_870_008_348,
 ];
 /// Fresh seeds per default run, on top of the regression seeds.
 const DEFAULT_SEEDS: u64 = 10_000;

@@ -317,6 +317,11 @@ struct World {
     final_requeue_done: bool,
     /// A guarantee broken inside a broker append, reported by the final checks.
     violation: Option<String>,
+    /// The most failed attempts each row has had reported (`RowFailing`).
+    row_attempts: HashMap<Uuid, u32>,
+    /// When a row last got closer to being parked: a failed attempt above the most it
+    /// had (bounded by `max_attempts` per row, so it cannot hide a livelock), or a park.
+    parking_progress_at: u64,
 }
 
 /// Runs one seeded scenario and checks every guarantee.
@@ -367,6 +372,8 @@ pub fn run(seed: u64, verbose: bool) -> Result<Stats, String> {
         keys_parked: HashSet::new(),
         final_requeue_done: false,
         violation: None,
+        row_attempts: HashMap::new(),
+        parking_progress_at: 0,
         sc,
     };
     if world.sc.park != ParkMode::Off {
@@ -482,9 +489,12 @@ impl World {
             };
             self.now = at;
             let pending = self.unblocked_pending();
+            // A failing row that moves towards being parked is progress too: with slow
+            // store calls its `max_attempts` attempts alone can outlast the limit.
             if pending < last_pending || self.now <= self.sc.write_ms {
                 last_progress = self.now;
             }
+            last_progress = last_progress.max(self.parking_progress_at);
             last_pending = pending;
             if self.now > self.sc.write_ms && self.now - last_progress > stall_limit {
                 break;
@@ -693,11 +703,23 @@ impl World {
                 }
                 match event {
                     RelayEvent::Fatal(error) => fatal = Some(error),
+                    RelayEvent::RowFailing {
+                        message_id,
+                        attempts,
+                        ..
+                    } => {
+                        let most = self.row_attempts.entry(message_id).or_insert(0);
+                        if attempts > *most {
+                            *most = attempts;
+                            self.parking_progress_at = self.now;
+                        }
+                    }
                     RelayEvent::Parked {
                         failed,
                         held_behind,
                         ..
                     } => {
+                        self.parking_progress_at = self.now;
                         self.stats.parked_failed += failed.len() as u64;
                         self.stats.parked_behind += held_behind as u64;
                     }
