@@ -1,8 +1,10 @@
 //! Where a drain's time goes, sampled while it runs (section 1): what the database's
 //! sessions are doing (PostgreSQL's `pg_stat_activity`, every 20 ms: on CPU, waiting on
 //! a lock, on WAL I/O, or idle waiting for their client), how busy the pool of the
-//! drain's own connection is, and the CPU each program on the machine used (from
-//! `/proc`: PostgreSQL's processes, the broker's JVM, this process, the rest).
+//! drain's own connection is, the work the server did (`pg_stat_database`: transactions,
+//! rows scanned and fetched, buffers; `pg_stat_wal`: WAL bytes), and the CPU each
+//! program on the machine used (from `/proc`: PostgreSQL's processes, the broker's JVM,
+//! this process, the rest).
 //!
 //! The sessions are found by the database name and exclude the sampler's own; on
 //! SQLite and MariaDB only the CPU figures are taken.
@@ -25,6 +27,8 @@ const EVERY: Duration = Duration::from_millis(20);
 pub struct Sampler {
     stop: Arc<AtomicBool>,
     task: Option<JoinHandle<BTreeMap<String, u64>>>,
+    /// The sampler's connection and the database's counters when sampling started.
+    counters: Option<(DatabaseConnection, DatabaseCounters)>,
     pool: Option<JoinHandle<(u64, u64)>>,
     cpu: Option<CpuTicks>,
     started: Instant,
@@ -35,12 +39,18 @@ impl Sampler {
     /// has no idle connection left.
     pub async fn start(env: &Env, pool: Option<&DatabaseConnection>) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
-        let task = if env.kind() == DbKind::Postgres {
+        let (task, counters) = if env.kind() == DbKind::Postgres {
             let db = env.db_single().await;
+            let counters = DatabaseCounters::read(&db)
+                .await
+                .map(|before| (db.clone(), before));
             let stop = Arc::clone(&stop);
-            Some(tokio::spawn(async move { sample_sessions(db, stop).await }))
+            (
+                Some(tokio::spawn(async move { sample_sessions(db, stop).await })),
+                counters,
+            )
         } else {
-            None
+            (None, None)
         };
         let pool = match pool {
             Some(db) if env.kind() == DbKind::Postgres => {
@@ -63,6 +73,7 @@ impl Sampler {
         Sampler {
             stop,
             task,
+            counters,
             pool,
             cpu: CpuTicks::read(),
             started: Instant::now(),
@@ -86,13 +97,14 @@ impl Sampler {
                 section,
                 &format!("{who}: cores used by postgres / broker JVM / this process / rest; idle"),
                 format!(
-                    "{:.2} / {:.2} / {:.2} / {:.2}; {:.2} idle",
+                    "{:.2} / {:.2} / {:.2} / {:.2}; {:.2} idle (over {seconds:.1} s)",
                     figures[0].1, figures[1].1, figures[2].1, figures[3].1, figures[4].1
                 ),
             );
             for (name, value) in figures {
                 report.set(section, &format!("{who}_cores_{name}"), value);
             }
+            report.set(section, &format!("{who}_sampled_seconds"), seconds);
         }
         if let Some(pool) = self.pool.take() {
             let (samples, exhausted) = pool.await.unwrap();
@@ -103,6 +115,32 @@ impl Sampler {
                 format!("{:.0}% of {samples}", share * 100.0),
             );
             report.set(section, &format!("{who}_pool_exhausted_share"), share);
+        }
+        if let Some((db, before)) = self.counters.take() {
+            // Backends publish their counters about once a second (PostgreSQL 15): wait
+            // for the last ones before reading.
+            tokio::time::sleep(Duration::from_millis(1_200)).await;
+            if let Some(after) = DatabaseCounters::read(&db).await {
+                let d = after.minus(&before);
+                report.line(
+                    section,
+                    &format!("{who}: database work (transactions, rows scanned, rows fetched, rows deleted, buffer hits + reads, WAL bytes)"),
+                    format!(
+                        "{}, {}, {}, {}, {}, {}",
+                        d.transactions, d.rows_scanned, d.rows_fetched, d.rows_deleted, d.buffers, d.wal_bytes
+                    ),
+                );
+                for (name, value) in [
+                    ("transactions", d.transactions),
+                    ("rows_scanned", d.rows_scanned),
+                    ("rows_fetched", d.rows_fetched),
+                    ("rows_deleted", d.rows_deleted),
+                    ("buffers", d.buffers),
+                    ("wal_bytes", d.wal_bytes),
+                ] {
+                    report.set(section, &format!("{who}_db_{name}"), value);
+                }
+            }
         }
         if let Some(task) = self.task.take() {
             let states = task.await.unwrap();
@@ -137,13 +175,15 @@ impl Sampler {
 /// Counts, per state, the sessions of this database other than the sampler's own, every
 /// [`EVERY`] until `stop`.
 async fn sample_sessions(db: DatabaseConnection, stop: Arc<AtomicBool>) -> BTreeMap<String, u64> {
+    // Autovacuum workers count as one state of their own: their CPU is PostgreSQL's too.
     let sql = "SELECT CASE \
+          WHEN backend_type = 'autovacuum worker' THEN 'autovacuum' \
           WHEN state = 'active' AND wait_event IS NULL THEN 'active:on-cpu' \
           WHEN state = 'active' THEN 'active:' || wait_event_type || '/' || wait_event \
           ELSE coalesce(state, 'unknown') END AS s, count(*)::bigint AS n \
         FROM pg_stat_activity \
         WHERE datname = current_database() AND pid <> pg_backend_pid() \
-          AND backend_type = 'client backend' \
+          AND backend_type IN ('client backend', 'autovacuum worker') \
         GROUP BY 1";
     let mut states = BTreeMap::new();
     while !stop.load(Ordering::Relaxed) {
@@ -158,6 +198,50 @@ async fn sample_sessions(db: DatabaseConnection, stop: Arc<AtomicBool>) -> BTree
         tokio::time::sleep(EVERY).await;
     }
     states
+}
+
+/// PostgreSQL's cumulative counters for this database (`pg_stat_database`) and the WAL
+/// written (`pg_stat_wal`): what a drain made the server do, whatever its sessions.
+#[derive(Debug, Clone, Copy)]
+struct DatabaseCounters {
+    transactions: i64,
+    rows_scanned: i64,
+    rows_fetched: i64,
+    rows_deleted: i64,
+    buffers: i64,
+    wal_bytes: i64,
+}
+
+impl DatabaseCounters {
+    async fn read(db: &DatabaseConnection) -> Option<DatabaseCounters> {
+        let sql = "SELECT (xact_commit + xact_rollback)::bigint AS t, tup_returned::bigint AS s, \
+              tup_fetched::bigint AS f, tup_deleted::bigint AS d, (blks_hit + blks_read)::bigint AS b, \
+              (SELECT wal_bytes::bigint FROM pg_stat_wal) AS w \
+            FROM pg_stat_database WHERE datname = current_database()";
+        let row = db
+            .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+            .await
+            .ok()??;
+        Some(DatabaseCounters {
+            transactions: row.try_get("", "t").ok()?,
+            rows_scanned: row.try_get("", "s").ok()?,
+            rows_fetched: row.try_get("", "f").ok()?,
+            rows_deleted: row.try_get("", "d").ok()?,
+            buffers: row.try_get("", "b").ok()?,
+            wal_bytes: row.try_get("", "w").ok()?,
+        })
+    }
+
+    fn minus(&self, before: &DatabaseCounters) -> DatabaseCounters {
+        DatabaseCounters {
+            transactions: self.transactions - before.transactions,
+            rows_scanned: self.rows_scanned - before.rows_scanned,
+            rows_fetched: self.rows_fetched - before.rows_fetched,
+            rows_deleted: self.rows_deleted - before.rows_deleted,
+            buffers: self.buffers - before.buffers,
+            wal_bytes: self.wal_bytes - before.wal_bytes,
+        }
+    }
 }
 
 /// Linux's clock ticks per second for `/proc` CPU times (`USER_HZ`, 100 on every
@@ -201,11 +285,25 @@ impl CpuTicks {
             };
             let comm = head.split_once('(').map_or("", |(_, c)| c);
             let fields: Vec<&str> = rest.split_whitespace().collect();
-            // utime and stime are fields 14 and 15 of the line, 12 and 13 after comm.
-            let ticks: u64 = [11, 12]
-                .iter()
-                .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<u64>().ok()))
-                .sum();
+            // utime and stime are fields 14 and 15 of the line, 11 and 12 after comm;
+            // cutime and cstime (13, 14 after comm) hold the children it reaped. A
+            // session's backend exits when the drain drops its connection, before the
+            // second reading: its time is then only in the postmaster's cutime/cstime,
+            // so those count for PostgreSQL (nowhere else: a shell's children would be
+            // counted twice).
+            let field = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|f| f.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            let own = field(11) + field(12);
+            let reaped = field(13) + field(14);
+            let ticks = if comm == "postgres" {
+                own + reaped
+            } else {
+                own
+            };
             match comm {
                 _ if pid == me => t.this += ticks,
                 "postgres" => t.postgres += ticks,
