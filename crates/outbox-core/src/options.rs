@@ -6,7 +6,7 @@
 //! | `batch_size` | 500 | rows fetched and published per round trip |
 //! | `poll_interval` | 1 s | fallback discovery interval; commit notifications cut idle waits short |
 //! | `lease_duration` | 30 s | time from the last acquisition or renewal until another relay may take a bucket over |
-//! | `lease_renew_interval` | 10 s | renewal cadence, also while a publish is in flight; `lease_duration - lease_renew_interval` is the tolerated clock skew |
+//! | `lease_renew_interval` | 10 s | renewal cadence, also while a publish is in flight; `lease_duration - lease_renew_interval` is the tolerated clock skew, less the time the slowest lease call takes |
 //! | `max_publish_duration` | none | whole-call publish budget; required only for stores that cannot renew leases |
 //! | `metrics_name` | `outbox` | value of the `outbox.name` metric label (1–64 non-blank characters) |
 //! | `metrics_collection_interval` | 30 s | pause after each backlog sample completes |

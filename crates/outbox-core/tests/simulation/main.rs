@@ -65,6 +65,18 @@ const REGRESSION_SEEDS: &[u64] = &[
     // poisoned rows took longer than the stall limit; a row moving towards being parked
     // now counts as progress (CI run of 2026-12-07).
     269_156_870_008_348,
+    // Checker: slow store calls (up to 14 s) with clocks 19 s apart: no term lasted long
+    // enough to publish, which no lease can prevent; such runs check safety only.
+    500_001_026_718,
+    // Checker: slow store calls, one bucket handed to its fair-share owner after faults
+    // stopped: the attempts at a poisoned row start again with each owner, and 180 s
+    // without a delete was too short a stall limit (it now grows with the slow calls).
+    600_000_010_025,
+    700_000_008_477,
+    // Checker: clocks 28 s apart with slow calls: rows parked before the run stalled
+    // (exempt from the drain) were counted as left after a final requeue that, waiting
+    // for the drain, never came.
+    800_000_010_680,
 ];
 /// Fresh seeds per default run, on top of the regression seeds.
 const DEFAULT_SEEDS: u64 = 10_000;
@@ -181,6 +193,14 @@ fn relays_lose_nothing_under_injected_faults() {
             "faults never produced a duplicate: {total:?}"
         );
         assert!(total.skewed_runs > 0, "no clock skew: {total:?}");
+        // The exemption from the drain check stays the exception.
+        assert!(
+            total.liveness_unpromised_runs * 20 < total.runs,
+            "{} of {} runs had clocks and store calls beyond what leases tolerate: the \
+             drain check covers too few: {total:?}",
+            total.liveness_unpromised_runs,
+            total.runs
+        );
         assert!(
             total.late_commits > 0,
             "no late commit of a lower id: {total:?}"
