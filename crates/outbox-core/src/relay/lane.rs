@@ -35,6 +35,8 @@ pub(crate) enum StoreCall {
         discard: bool,
         /// The limit asked for: a batch shorter than this means the bucket is drained.
         limit: usize,
+        /// The cursor the read was asked to continue after.
+        after: Option<i64>,
     },
     Deleting {
         /// See [`PendingDelete`]: the delete's success is the lane's success only when
@@ -110,6 +112,13 @@ pub(crate) struct Lane {
     /// A full batch held only rows already in the pipeline: fetch again only after the
     /// pipeline moved on.
     pub stalled: bool,
+    /// The store honoured this lane's last cursor read (it returned nothing at or below
+    /// the cursor): the next cursor read asks for one batch, not one batch plus the
+    /// rows still in the pipeline. Asking for both when the store does honour it read
+    /// up to twice the rows and dropped half (measured: 1.4 rows read per row published
+    /// with 8 lanes on PostgreSQL). When a read does come back from below the cursor,
+    /// the flag falls and the reads ask for the extra rows again.
+    pub cursor_honoured: bool,
     /// Fetches since the lane last started from idle, for yielding to waiting lanes.
     pub fetches_this_turn: u32,
     /// The bucket is above the relay's share and kept only until the lane is quiet: it
@@ -149,6 +158,7 @@ impl Lane {
             backoff_until: None,
             resync: false,
             stalled: false,
+            cursor_honoured: false,
             fetches_this_turn: 0,
             surplus: false,
             holds: Holds::default(),
@@ -347,6 +357,7 @@ mod tests {
         lane.store_call = Some(StoreCall::Fetching {
             discard: false,
             limit: 1,
+            after: Some(9),
         });
         assert_eq!(lane.fail(Monotonic::from_millis(100)), 1);
         assert_eq!(lane.fail(Monotonic::from_millis(300)), 2);

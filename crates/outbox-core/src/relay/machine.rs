@@ -451,17 +451,6 @@ impl RelayMachine {
             return self.issue_load_holds(bucket);
         }
         let lane = self.lanes.get_mut(&bucket)?;
-        // A store that cannot honour the cursor reads from the head and returns the
-        // rows still in the pipeline first: ask for that many more.
-        let limit = self.options.batch_size().saturating_add(lane.held_rows());
-        lane.fetch_after_holds = false;
-        lane.store_call = Some(StoreCall::Fetching {
-            discard: false,
-            limit,
-        });
-        lane.hinted_since_fetch = false;
-        lane.backoff_until = None;
-        lane.fetches_this_turn = lane.fetches_this_turn.saturating_add(1);
         // While rows of the bucket are parked, an operator may requeue them under their
         // original ids, below any cursor: read from the head until none is parked.
         let after = if lane.holds.is_empty() {
@@ -469,6 +458,23 @@ impl RelayMachine {
         } else {
             None
         };
+        // A read from the head (or from a cursor the store did not honour last time)
+        // returns the rows still in the pipeline first: ask for that many more. A store
+        // that honoured the lane's last cursor read is asked for one batch.
+        let limit = fetch_limit(
+            self.options.batch_size(),
+            lane.held_rows(),
+            after.is_some() && lane.cursor_honoured,
+        );
+        lane.fetch_after_holds = false;
+        lane.store_call = Some(StoreCall::Fetching {
+            discard: false,
+            limit,
+            after,
+        });
+        lane.hinted_since_fetch = false;
+        lane.backoff_until = None;
+        lane.fetches_this_turn = lane.fetches_this_turn.saturating_add(1);
         Some(Command::FetchBatch {
             bucket,
             after,
@@ -829,7 +835,12 @@ impl RelayMachine {
         let Some(lane) = self.lanes.get_mut(&bucket) else {
             return;
         };
-        let Some(StoreCall::Fetching { discard, limit }) = lane.store_call.take() else {
+        let Some(StoreCall::Fetching {
+            discard,
+            limit,
+            after,
+        }) = lane.store_call.take()
+        else {
             return;
         };
         let rows = match result {
@@ -843,6 +854,9 @@ impl RelayMachine {
         };
         if discard || !lane.owned || !valid {
             return;
+        }
+        if let (Some(after), Some(first)) = (after, rows.first()) {
+            lane.cursor_honoured = first.id > after;
         }
         let short = rows.len() < limit;
         let (fresh, left_over) = lane.fresh_rows(rows, batch_size);
@@ -1221,5 +1235,16 @@ fn fatal_from(error: StoreError) -> Misconfiguration {
     match error {
         StoreError::Misconfigured(m) => m,
         other => Misconfiguration::Other(other.to_string()),
+    }
+}
+
+/// The rows a lane asks for: one batch, plus the rows it still holds in its pipeline
+/// unless the store is expected to honour the cursor (a read from the head, or from
+/// below the cursor, returns those first and the lane drops them).
+pub(crate) fn fetch_limit(batch_size: usize, held: usize, cursor_expected_honoured: bool) -> usize {
+    if cursor_expected_honoured {
+        batch_size
+    } else {
+        batch_size.saturating_add(held)
     }
 }

@@ -1,6 +1,8 @@
 //! A lane's pipeline: batch N+1 is fetched past N's last id while N is published,
 //! published only after N was answered, and dropped when N fails; rows still in the
-//! pipeline are never fetched twice; a failure never loses a row.
+//! pipeline are never fetched twice; a failure never loses a row; a store that honours
+//! the cursor is asked for one batch, one that read from below it for one batch plus
+//! the rows in the pipeline.
 
 use super::*;
 
@@ -37,14 +39,21 @@ fn the_next_batch_is_published_only_after_the_previous_one_was_answered() {
     h.deleted(0);
     assert_eq!(
         h.briefs(),
-        ["fetch 0 after 4 limit 4"],
-        "the fetch had a full batch: the lane stays ready"
+        ["fetch 0 after 4 limit 2"],
+        "the fetch had a full batch: the lane stays ready; the store honoured the cursor, \
+         so one batch is asked for, not one plus the rows in the pipeline"
     );
     h.fetched(0, rows(0, 5..=6));
     assert_eq!(h.briefs(), Vec::<String>::new(), "[5, 6] waits for [3, 4]");
     h.acked(0, 2);
     assert_eq!(h.briefs(), ["delete 0 [3, 4]", "publish 0 [5, 6]"]);
     h.deleted(0);
+    assert_eq!(
+        h.briefs(),
+        ["fetch 0 after 6 limit 2"],
+        "a full batch of one: the bucket may hold more"
+    );
+    h.fetched(0, Vec::new());
     h.acked(0, 2);
     assert_eq!(h.briefs(), ["delete 0 [5, 6]"]);
     h.deleted(0);
@@ -70,7 +79,7 @@ fn a_failed_publish_drops_the_batch_fetched_behind_it() {
     h.fetched(0, rows(0, 1..=2));
     assert_eq!(
         h.briefs(),
-        ["publish 0 [1, 2]", "fetch 0 after 2 limit 4"],
+        ["publish 0 [1, 2]", "fetch 0 after 2 limit 2"],
         "the failed batch goes first again"
     );
 }
@@ -115,7 +124,7 @@ fn after_a_failure_the_lane_reads_from_the_head_only_once_nothing_of_it_is_in_fl
     h.fetched(0, rows(0, 2..=3));
     assert_eq!(
         h.briefs(),
-        ["publish 0 [2, 3]", "fetch 0 after 3 limit 4"],
+        ["publish 0 [2, 3]", "fetch 0 after 3 limit 2"],
         "the unacknowledged row 2 goes out again, before 3"
     );
 }
@@ -157,7 +166,7 @@ fn rows_a_fetch_leaves_over_keep_the_lane_ready() {
     h.deleted(0);
     assert_eq!(
         h.briefs(),
-        ["fetch 0 after 4 limit 4"],
+        ["fetch 0 after 4 limit 2"],
         "row 5 was seen and left over: the lane is not drained and must not wait for \
          the next probe"
     );
@@ -200,7 +209,7 @@ fn a_failed_delete_while_the_next_batch_is_published_loses_no_row_and_backs_off(
     );
     // Rows 1 and 2 were never deleted: the head read finds them and they go out again.
     h.fetched(0, rows(0, 1..=2));
-    assert_eq!(h.briefs(), ["publish 0 [1, 2]", "fetch 0 after 2 limit 4"]);
+    assert_eq!(h.briefs(), ["publish 0 [1, 2]", "fetch 0 after 2 limit 2"]);
 }
 
 #[test]
@@ -255,4 +264,49 @@ fn a_lane_retries_rows_whose_delete_failed_after_the_backoff_without_waiting_for
         ["fetch 0 from head limit 2"],
         "rows 1 and 2 are still pending: the retry is due at the end of the backoff"
     );
+}
+
+#[test]
+fn the_limit_leaves_room_for_the_pipeline_only_after_a_read_from_below_the_cursor() {
+    let mut h = publishing_first_batch();
+    // The first cursor read (after 2, limit 4) comes back from the head: [1, 2] is the
+    // batch being published. The next cursor read must leave room for it again.
+    h.fetched(0, rows(0, 1..=4));
+    h.acked(0, 2);
+    assert_eq!(h.briefs(), ["delete 0 [1, 2]", "publish 0 [3, 4]"]);
+    h.deleted(0);
+    assert_eq!(
+        h.briefs(),
+        ["fetch 0 after 4 limit 4"],
+        "the store read from below the cursor: one batch plus the two rows in flight"
+    );
+    // This one is honoured: only rows past 4 (more than a batch: [7, 8] is left over).
+    h.fetched(0, rows(0, 5..=8));
+    h.acked(0, 2);
+    assert_eq!(h.briefs(), ["delete 0 [3, 4]", "publish 0 [5, 6]"]);
+    h.deleted(0);
+    assert_eq!(
+        h.briefs(),
+        ["fetch 0 after 6 limit 2"],
+        "the store honoured the cursor: one batch"
+    );
+    // A row below the cursor that committed late comes back with row 7: the read was
+    // not honoured: the next one leaves room for the pipeline again.
+    h.fetched(
+        0,
+        rows(0, 0..=0).into_iter().chain(rows(0, 7..=7)).collect(),
+    );
+    h.acked(0, 2);
+    assert_eq!(h.briefs(), ["delete 0 [5, 6]", "publish 0 [0, 7]"]);
+    h.deleted(0);
+    assert_eq!(h.briefs(), ["fetch 0 after 7 limit 4"]);
+}
+
+#[test]
+fn the_fetch_limit_adds_the_pipeline_unless_the_cursor_is_expected_to_hold() {
+    use crate::relay::machine::fetch_limit;
+    assert_eq!(fetch_limit(500, 500, false), 1000);
+    assert_eq!(fetch_limit(500, 500, true), 500);
+    assert_eq!(fetch_limit(500, 0, false), 500);
+    assert_eq!(fetch_limit(usize::MAX, 1, false), usize::MAX);
 }
