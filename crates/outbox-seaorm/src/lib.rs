@@ -344,6 +344,8 @@
 
 mod backend;
 pub mod connect;
+#[cfg(feature = "postgres")]
+mod copy;
 pub mod ddl;
 mod ddl_migration;
 mod enqueue;

@@ -80,6 +80,15 @@ pub(crate) fn qualified_name(schema: Option<&str>, table: &str) -> TableName {
     TableName(schema, Alias::new(table).into_iden())
 }
 
+/// The messages table, schema-qualified and quoted. Table names are validated
+/// identifiers (ASCII letters, digits, `_`), so the quotes cannot be broken out of.
+pub(crate) fn quoted_messages_table(tables: &OutboxTables) -> String {
+    match tables.schema() {
+        Some(schema) => format!("\"{schema}\".\"{}\"", tables.messages()),
+        None => format!("\"{}\"", tables.messages()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@
 mod support;
 
 mod bad_input;
+mod bulk_enqueue;
 mod competing;
 mod contract;
 mod cursor;
