@@ -157,6 +157,10 @@ SECTIONS (tests/benches/relay/, one file each):
     scaling   5. 1, 2, 4 relay processes at 8 and 16 buckets; idle queries per second of a
                  relay owning a bucket and of one owning none (counting proxy)
     growth    6. per-batch fetch/delete/probe cost and relay rate at backlogs 10^4..10^6
+    slow-db   7. 400 pending rows drained through a link that delays every message to the
+                 database by 0.5 s and by 1.0 s (leases 6 s, renewal 2 s); not on SQLite
+    sustained 8. a writer at 2,000 msg/s (--rate) for 5 minutes, one relay draining:
+                 commit-to-ack p50/p99 and table size, dead rows, autovacuums per minute
     sqlite-demo  the orders demo on SQLite at its default rate: commit-to-consumer p50/p99
 
 OPTIONS:
@@ -165,7 +169,8 @@ OPTIONS:
     --rows <N>              Rows drained in sections 1-2, poisoned and snapshot (at most
                             10^5 there) (default 200000; 5000 with --quick); section 5
                             drains N/4
-    --rate <N>              Measure section 3 at this one rate instead of 1,000 and 5,000
+    --rate <N>              Measure section 3 at this one rate instead of 1,000 and 5,000,
+                            and section 8 at it instead of 2,000
     --only <SECTIONS>       Run only these sections (comma separated names above)
     --broker <KIND>         kafka (default) or tansu
     --brokers <HOST:PORT>   Use this external broker; none is started

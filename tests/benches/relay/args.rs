@@ -21,7 +21,7 @@ impl DbKind {
 }
 
 /// The sections, in run order; `--only` takes these names (comma separated).
-pub const SECTIONS: [&str; 9] = [
+pub const SECTIONS: [&str; 11] = [
     "drain",
     "naive",
     "latency",
@@ -30,6 +30,8 @@ pub const SECTIONS: [&str; 9] = [
     "enqueue",
     "scaling",
     "growth",
+    "slow-db",
+    "sustained",
     "sqlite-demo",
 ];
 
@@ -39,7 +41,7 @@ pub struct Args {
     pub database: DbKind,
     /// Rows drained in sections 1 and 2.
     pub rows: u64,
-    /// Writer rate of section 3, messages per second; `None`: the two rates.
+    /// Writer rate of sections 3 and 8, messages per second; `None`: their defaults.
     pub rate: Option<u64>,
     pub only: Option<Vec<String>>,
     pub brokers: Option<String>,

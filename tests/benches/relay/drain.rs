@@ -17,7 +17,7 @@ use crate::ack::{Acks, Recording};
 use crate::env::{BATCH, Env, VALUE_SIZE, wait_until};
 use crate::report::{Report, int, ms};
 use crate::timing::{Timed, Timings, process_cpu};
-use crate::waits::Sampler;
+use crate::waits::{Sampler, report_table_scans};
 use crate::{Shared, ceilings, data, handwritten, producer_perf};
 
 const SECTION: &str = "1 drain";
@@ -163,6 +163,7 @@ pub async fn run(env: &Env, shared: &mut Shared, report: &mut Report) {
     let sampler = Sampler::start(env, None).await;
     let elapsed = handwritten::drain(env, &tables, &topic, 8).await;
     sampler.finish(report, SECTION, "handwritten").await;
+    report_table_scans(env, &db, tables.messages(), report, SECTION, "handwritten").await;
     assert!(data::is_empty(&db, &tables).await);
     assert_eq!(env.topic_count(&topic).await, n);
     env.drop_tables(&db, &tables).await;
@@ -246,6 +247,7 @@ async fn drain_once(
         .map(|(after, before)| after - before);
     if let Some(sampler) = sampler {
         sampler.finish(report, SECTION, who).await;
+        report_table_scans(env, db, tables.messages(), report, SECTION, who).await;
     }
     let in_topic = env.topic_count(&topic).await;
     assert_eq!(in_topic, n, "the topic must hold every drained row");

@@ -172,6 +172,7 @@ pub async fn run(env: &Env, report: &mut Report) {
     let drop = Table::drop().table(Alias::new(&orders)).to_owned();
     db.execute(&drop).await.unwrap();
     env.drop_tables(&db, &tables).await;
+    crate::bulk::run(env, report).await;
 }
 
 /// `WRITERS` tasks committing transactions with `rows` outbox rows each for `length`;

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo xtask bench [--quick] [--database postgres|sqlite|mariadb] [--rows N] [--rate N]
-//!                   [--only drain,naive,latency,poisoned,snapshot,enqueue,scaling,growth,sqlite-demo]
+//!                   [--only drain,naive,latency,poisoned,snapshot,enqueue,scaling,growth,slow-db,sustained,sqlite-demo]
 //! ```
 //!
 //! xtask starts the services, builds the relay binary (section 5 runs it as separate
@@ -15,14 +15,16 @@
 //! ceilings, a hand-written concurrent relay on the same rows and where the drain's time
 //! goes (database sessions, pool, CPU by program), 2 the hand-written baseline, 3 commit-to-ack latency at 1,000 and 5,000
 //! msg/s, poisoned (one unpublishable row in bucket 0), snapshot (an old snapshot held
-//! during a drain, PostgreSQL), 4 enqueue overhead, 5 scaling and idle cost, 6 cost
-//! growth with the backlog, sqlite-demo (the orders demo's latency). Prints a table and writes every figure, the ratios and the
+//! during a drain, PostgreSQL), 4 enqueue overhead and bulk writes (`enqueue_all` on a connection vs a plain COPY), 5 scaling and idle cost, 6 cost
+//! growth with the backlog, 7 a database far away (every message to it delayed), 8 five
+//! minutes of steady writes (latency and table size per minute), sqlite-demo (the orders demo's latency). Prints a table and writes every figure, the ratios and the
 //! machine facts to `target/bench/latest.json`. No threshold fails the run: the targets
 //! are reported, met or not.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod ack;
 mod args;
+mod bulk;
 mod ceilings;
 mod count_proxy;
 mod data;
@@ -38,8 +40,10 @@ mod processes;
 mod producer_perf;
 mod report;
 mod scaling;
+mod slow_db;
 mod snapshot;
 mod sqlite_demo;
+mod sustained;
 mod timing;
 mod waits;
 
@@ -184,6 +188,12 @@ async fn run(args: Args) {
     }
     if env.args.runs("growth") {
         growth::run(&env, &mut report).await;
+    }
+    if env.args.runs("slow-db") {
+        slow_db::run(&env, &mut report).await;
+    }
+    if env.args.runs("sustained") {
+        sustained::run(&env, &mut report).await;
     }
     if env.args.runs("sqlite-demo") {
         sqlite_demo::run(&env, &mut report).await;

@@ -324,3 +324,49 @@ impl CpuTicks {
         Some(t)
     }
 }
+
+/// PostgreSQL: the scans that ran on `table` since it was created, by access path: its
+/// sequential scans (rows read) and each index's scans (entries read, dead ones
+/// included). Reported under `section` / `who`; nothing on other databases. Call it after
+/// [`Sampler::finish`], which waits for the backends to publish their counters.
+pub async fn report_table_scans(
+    env: &Env,
+    db: &DatabaseConnection,
+    table: &str,
+    report: &mut Report,
+    section: &str,
+    who: &str,
+) {
+    if env.kind() != DbKind::Postgres {
+        return;
+    }
+    let sql = format!(
+        "SELECT 'seq' AS path, seq_scan::bigint AS scans, seq_tup_read::bigint AS rows \
+           FROM pg_stat_user_tables WHERE relname = '{table}' \
+         UNION ALL \
+         SELECT CASE WHEN indexrelname LIKE '%pkey' THEN 'pkey' ELSE 'bucket_id' END, \
+                idx_scan::bigint, idx_tup_read::bigint \
+           FROM pg_stat_user_indexes WHERE relname = '{table}' \
+         ORDER BY 1"
+    );
+    let Ok(rows) = db
+        .query_all_raw(Statement::from_string(db.get_database_backend(), sql))
+        .await
+    else {
+        return;
+    };
+    let mut shown = Vec::new();
+    for row in rows {
+        let path: String = row.try_get("", "path").unwrap_or_default();
+        let scans: i64 = row.try_get("", "scans").unwrap_or(0);
+        let read: i64 = row.try_get("", "rows").unwrap_or(0);
+        shown.push(format!("{path}: {scans} scans, {read} read"));
+        report.set(section, &format!("{who}_scans_{path}"), scans);
+        report.set(section, &format!("{who}_scan_rows_{path}"), read);
+    }
+    report.line(
+        section,
+        &format!("{who}: scans of the drained table by path (rows or index entries read)"),
+        shown.join("; "),
+    );
+}
