@@ -319,7 +319,17 @@ pub fn drain_timeout(n: u64) -> Duration {
 /// One table line per relay operation: calls, mean and p50 / p99 duration.
 pub fn breakdown(report: &mut Report, section: &str, who: &str, timings: &Timings) {
     for (op, calls, mean, p50, p99) in timings.summary() {
-        if !["fetch", "publish", "delete", "probe"].contains(&op.as_str()) {
+        if ![
+            "fetch",
+            "fetch_from_head",
+            "fetch_after_cursor",
+            "fetch_cursor_refused",
+            "publish",
+            "delete",
+            "probe",
+        ]
+        .contains(&op.as_str())
+        {
             continue;
         }
         report.line(

@@ -87,8 +87,27 @@ impl<S: OutboxStore> OutboxStore for Timed<S> {
         after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<OutboxMessage>, StoreError> {
-        self.time("fetch", self.inner.next_batch(bucket, after, limit))
-            .await
+        let t = Instant::now();
+        let out = self.inner.next_batch(bucket, after, limit).await;
+        let took = t.elapsed();
+        self.timings.add("fetch", took);
+        // Whether the relay read from the bucket's head or after its cursor: a head read
+        // walks the index entries of every row deleted since the last vacuum.
+        // A read asked to start after `a` that returns an id `<= a` was answered from the
+        // head: the store could not prove the cursor safe (PostgreSQL's snapshot cursor).
+        let refused = match (after, &out) {
+            (Some(a), Ok(rows)) => rows.first().is_some_and(|m| m.id <= a),
+            _ => false,
+        };
+        self.timings.add(
+            match (after, refused) {
+                (None, _) => "fetch_from_head",
+                (Some(_), true) => "fetch_cursor_refused",
+                (Some(_), false) => "fetch_after_cursor",
+            },
+            took,
+        );
+        out
     }
 
     async fn delete_published(
