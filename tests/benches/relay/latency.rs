@@ -260,7 +260,7 @@ async fn owned_by(db: &DatabaseConnection, tables: &OutboxTables, relay_id: &str
         .collect()
 }
 
-async fn ready(relay: &RelayHandle) {
+pub(crate) async fn ready(relay: &RelayHandle) {
     wait_until(
         "the relay to hold its leases",
         Duration::from_secs(30),
@@ -299,18 +299,8 @@ async fn measure(
         let key = keys[(i as usize * 7919) % keys.len()].clone();
         let topic = topic.to_owned();
         tasks.spawn(async move {
-            let id = Uuid::now_v7();
-            let txn = outbox.begin(&db).await.unwrap();
-            txn.enqueue(
-                OutboxMessage::builder(topic)
-                    .key(key)
-                    .value(data::value(i, VALUE_SIZE))
-                    .message_id(id),
-            )
-            .await
-            .unwrap();
-            txn.commit().await.unwrap();
-            (i >= warm, id, Instant::now())
+            let (id, at) = commit_one(&db, &outbox, topic, key, data::value(i, VALUE_SIZE)).await;
+            (i >= warm, id, at)
         });
     }
     let mut committed = Vec::with_capacity(total as usize);
@@ -331,12 +321,43 @@ async fn measure(
         })
         .collect();
     latencies.sort();
-    let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
     Stats {
         sent: latencies.len(),
         achieved_rate: total as f64 / writing.as_secs_f64(),
-        p50: pct(0.50),
-        p99: pct(0.99),
-        max: latencies[latencies.len() - 1],
+        p50: percentile(&latencies, 0.50),
+        p99: percentile(&latencies, 0.99),
+        max: percentile(&latencies, 1.0),
     }
+}
+
+/// One transaction holding one outbox row of `topic` / `key` / `value`, committed; the
+/// row's message id and the instant `commit()` returned.
+pub(crate) async fn commit_one(
+    db: &DatabaseConnection,
+    outbox: &Outbox,
+    topic: String,
+    key: String,
+    value: Vec<u8>,
+) -> (Uuid, Instant) {
+    let id = Uuid::now_v7();
+    let txn = outbox.begin(db).await.unwrap();
+    txn.enqueue(
+        OutboxMessage::builder(topic)
+            .key(key)
+            .value(value)
+            .message_id(id),
+    )
+    .await
+    .unwrap();
+    txn.commit().await.unwrap();
+    (id, Instant::now())
+}
+
+/// The `p` quantile (0..=1) of `sorted`; zero when it is empty.
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let last = sorted.len().saturating_sub(1);
+    sorted
+        .get(((sorted.len() as f64 * p) as usize).min(last))
+        .copied()
+        .unwrap_or_default()
 }

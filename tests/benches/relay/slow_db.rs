@@ -66,7 +66,7 @@ pub async fn run(env: &Env, report: &mut Report) {
         let link = SlowLink::start(&outbox_tests::host_port(&env.url), latency)
             .await
             .unwrap();
-        let far_url = via(&env.url, link.addr());
+        let far_url = outbox_tests::database_url_through(&env.url, link.addr());
         let schema = env.schema(&tables, 8);
         let timings = Timings::default();
         let started = Instant::now();
@@ -174,19 +174,5 @@ pub async fn run(env: &Env, report: &mut Report) {
                 Some(drained && took <= bound),
             );
         }
-    }
-}
-
-/// `url` with its host and port replaced by the link's address. PostgreSQL is told not
-/// to try TLS first: the link forwards bytes and the negotiation would only cost more
-/// delayed round trips.
-fn via(url: &str, link: &str) -> String {
-    let direct = outbox_tests::host_port(url);
-    let far = url.replacen(&direct, link, 1);
-    if far.starts_with("postgres") {
-        let sep = if far.contains('?') { '&' } else { '?' };
-        format!("{far}{sep}sslmode=disable")
-    } else {
-        far
     }
 }

@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use outbox_core::Uuid;
 use outbox_core::driver::Relay;
-use outbox_core::{OutboxMessage, Uuid};
 use outbox_seaorm::{Outbox, SeaOrmStore};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use tokio::task::JoinSet;
@@ -17,7 +17,8 @@ use tokio::task::JoinSet;
 use crate::ack::{Acks, Recording};
 use crate::args::DbKind;
 use crate::data;
-use crate::env::{Env, VALUE_SIZE, wait_until};
+use crate::env::{Env, VALUE_SIZE};
+use crate::latency::{commit_one, percentile, ready};
 use crate::report::{Report, ms};
 
 const SECTION: &str = "8 sustained";
@@ -43,13 +44,7 @@ pub async fn run(env: &Env, report: &mut Report) {
     let outbox = Outbox::new(options.enqueue_config());
     let relay = Relay::spawn(store, publisher, options).unwrap();
     let outbox = outbox.with_notifier(relay.notifier());
-    wait_until(
-        "the relay to hold its leases",
-        Duration::from_secs(30),
-        Duration::from_millis(10),
-        || async { relay.is_ready() },
-    )
-    .await;
+    ready(&relay).await;
 
     let period = Duration::from_secs(1).div_f64(rate as f64);
     let mut tick = tokio::time::interval(period);
@@ -68,20 +63,7 @@ pub async fn run(env: &Env, report: &mut Report) {
             let (db, outbox, topic) = (db.clone(), outbox.clone(), topic.clone());
             let key = data::key(i);
             let value = data::value(i, VALUE_SIZE);
-            tasks.spawn(async move {
-                let id = Uuid::now_v7();
-                let txn = outbox.begin(&db).await.unwrap();
-                txn.enqueue(
-                    OutboxMessage::builder(topic)
-                        .key(key)
-                        .value(value)
-                        .message_id(id),
-                )
-                .await
-                .unwrap();
-                txn.commit().await.unwrap();
-                (id, Instant::now())
-            });
+            tasks.spawn(async move { commit_one(&db, &outbox, topic, key, value).await });
             i += 1;
             while let Some(done) = tasks.try_join_next() {
                 committed.push(done.unwrap());
@@ -132,12 +114,11 @@ pub async fn run(env: &Env, report: &mut Report) {
         let w = w as u32;
         let mut lat = by_window.remove(&w).unwrap_or_default();
         lat.sort();
-        let pct = |p: f64| {
-            lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
-                .copied()
-                .unwrap_or_default()
-        };
-        let (p50, p99, max) = (pct(0.5), pct(0.99), lat.last().copied().unwrap_or_default());
+        let (p50, p99, max) = (
+            percentile(&lat, 0.5),
+            percentile(&lat, 0.99),
+            percentile(&lat, 1.0),
+        );
         p99s.push(p99);
         report.line(
             SECTION,

@@ -78,12 +78,7 @@ impl FaultEnv {
     /// `proxy_addr` (`127.0.0.1:PORT`, e.g. a [`crate::statement_delay`] proxy) and in
     /// plain text (`sslmode=disable`), so a proxy can read the protocol.
     pub fn database_url_via(&self, proxy_addr: &str, application_name: &str) -> String {
-        let direct = self.database_url_for(application_name);
-        let host_port = crate::host_port(&self.database_url);
-        format!(
-            "{}&sslmode=disable",
-            direct.replacen(&host_port, proxy_addr, 1)
-        )
+        crate::database_url_through(&self.database_url_for(application_name), proxy_addr)
     }
 
     async fn scalar_i64(&self, sql: String) -> i64 {
