@@ -6,7 +6,7 @@ use outbox_seaorm::entity::message::{Column as C, INSERTED_COLUMNS};
 use outbox_seaorm::insert_rows;
 use outbox_seaorm::{OutboxTables, SqlNames};
 use sea_orm::sea_query::{Alias, Expr, ExprTrait, Order, Query, TableRef};
-use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, TransactionTrait};
 
 /// Distinct keys.
 pub const KEYS: u64 = 10_000;
@@ -88,6 +88,13 @@ pub async fn copy_buckets(
     }
     if let Some(limit) = limit {
         select.limit(limit);
+    }
+    // Every timed run starts in a fresh checkpoint cycle: a checkpoint that the previous
+    // run's writes triggered would otherwise fall inside this one and make its deletes
+    // log a full-page image per page (measured: 143 MB of WAL for one drain, 11 MB for
+    // the next).
+    if db.get_database_backend() == DbBackend::Postgres {
+        db.execute_unprepared("CHECKPOINT").await.unwrap();
     }
     let insert = Query::insert()
         .into_table(to.messages_ref())

@@ -110,7 +110,9 @@ async fn drain(
     let topic = env.topic().await;
     data::copy(db, source, &tables, &topic, Some(n)).await;
     let timings = Timings::default();
-    let elapsed = relay_drain(env, db, &tables, n, 8, None, &timings, None).await;
+    let elapsed = relay_drain(env, db, &tables, n, 8, None, &timings, None)
+        .await
+        .elapsed;
     if let Some(txn) = held {
         let row = txn
             .query_one_raw(Statement::from_string(
