@@ -5,8 +5,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use outbox_core::{EnqueueConfig, OutboxMessage};
-use outbox_kafka::KafkaPublisher;
+use outbox_core::{EnqueueConfig, OutboxMessage, PublishError};
+use outbox_kafka::{KafkaPublishError, KafkaPublisher};
+use outbox_tests::broker::BrokerKind;
 use outbox_tests::proxy::{Fault, PRODUCE, Proxy};
 
 use crate::support::*;
@@ -152,9 +153,14 @@ async fn a_cut_connection_under_a_shared_request_loses_nothing_and_keeps_order()
 
 /// Eight lanes publish in loops while the proxy cuts every connection, twice, at
 /// moments the lanes do not know about (requests shared by several lanes are on the
-/// wire then). Every call still succeeds within its delivery timeout, every row
-/// arrives, per partition the first copies keep enqueue order, and the producer id
-/// survives the cuts (resends keep their sequences).
+/// wire then). Every row arrives, per partition the first copies keep enqueue order.
+/// On Apache Kafka every call succeeds within its delivery timeout and the producer id
+/// survives the cuts (resends keep their sequences and the broker recognises them).
+/// Tansu answers the resend of a batch it had appended before the cut with
+/// DUPLICATE_SEQUENCE_NUMBER, which the publisher does not trust after lost contact (see
+/// the crate docs): it reports the batch unacknowledged and retires the producer id. A
+/// lane then publishes the batch again, as the relay does with unacknowledged rows; any
+/// other failure fails the test.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cuts_under_concurrent_lanes_lose_nothing_and_keep_order() {
     let brokers = brokers();
@@ -163,6 +169,7 @@ async fn cuts_under_concurrent_lanes_lose_nothing_and_keep_order() {
     let publisher = publisher_for(proxy.addr()).build().unwrap();
     publisher.connect().await.unwrap();
     let first_id = publisher.producer_id();
+    let tansu = outbox_tests::broker_kind() == BrokerKind::Tansu;
     const LANES: i32 = 8;
     const ROUNDS: usize = 60;
     let lanes: Vec<_> = (0..LANES)
@@ -170,13 +177,20 @@ async fn cuts_under_concurrent_lanes_lose_nothing_and_keep_order() {
             let (publisher, topic) = (publisher.clone(), topic.clone());
             tokio::spawn(async move {
                 let mut sent = Vec::new();
+                let mut untrusted = 0;
                 for round in 0..ROUNDS {
                     let batch = rows(&topic, partition, 3, round);
-                    let outcome = publish(&publisher, &batch).await;
-                    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+                    loop {
+                        let outcome = publish(&publisher, &batch).await;
+                        match &outcome.error {
+                            None => break,
+                            Some(error) if tansu && untrusted_duplicate(error) => untrusted += 1,
+                            Some(error) => panic!("partition {partition}: {error:?}"),
+                        }
+                    }
                     sent.extend(id_list(&batch));
                 }
-                (partition, sent)
+                (partition, sent, untrusted)
             })
         })
         .collect();
@@ -193,9 +207,11 @@ async fn cuts_under_concurrent_lanes_lose_nothing_and_keep_order() {
         proxy.cut_connections();
     }
     let mut expected = HashMap::new();
+    let mut untrusted = 0;
     for lane in lanes {
-        let (partition, sent) = lane.await.unwrap();
+        let (partition, sent, duplicates) = lane.await.unwrap();
         expected.insert(partition, sent);
+        untrusted += duplicates;
     }
     let partitions = read_all(&client, &topic, 8).await;
     for (p, records) in partitions.iter().enumerate() {
@@ -208,10 +224,21 @@ async fn cuts_under_concurrent_lanes_lose_nothing_and_keep_order() {
             "partition {p}: every row, first copies in order"
         );
     }
-    assert_eq!(
-        publisher.producer_id(),
-        first_id,
-        "a lost connection keeps the producer id: only the broker's answer retires it"
-    );
+    if untrusted == 0 {
+        assert_eq!(
+            publisher.producer_id(),
+            first_id,
+            "a lost connection keeps the producer id: only the broker's answer retires it"
+        );
+    }
     assert!(publisher.produce_requests() < publisher.produce_batches());
+}
+
+/// The answer Tansu gives a resent batch it already holds, reported as not acknowledged
+/// because it came after lost contact.
+fn untrusted_duplicate(error: &PublishError) -> bool {
+    matches!(
+        error.source.downcast_ref::<KafkaPublishError>(),
+        Some(KafkaPublishError::Sequence { code: 46, .. })
+    )
 }

@@ -238,3 +238,41 @@ async fn large_batches_are_chunked_by_the_request_size_in_order() {
             .collect::<Vec<_>>()
     );
 }
+
+/// An empty batch is acknowledged as zero rows without a produce request (an empty
+/// request would cost the broker a round trip for nothing). The publisher has connected,
+/// so a request could have gone out; its counters and the topic show that none did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_batch_acknowledges_nothing_and_sends_nothing() {
+    let brokers = brokers();
+    let (client, topic) = topic(&brokers, "kafka_empty_batch", 2).await;
+    let publisher = publisher_for(&brokers).build().unwrap();
+    publisher.connect().await.unwrap();
+
+    let outcome = publish(&publisher, &[]).await;
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    assert_eq!(outcome.acknowledged, 0);
+    assert_eq!(
+        publisher.produce_requests(),
+        0,
+        "no produce request was sent"
+    );
+    assert_eq!(
+        publisher.produce_batches(),
+        0,
+        "no partition batch was sent"
+    );
+
+    // A real row afterwards goes out in one request: the counters do count.
+    let row = message(&topic, Some(b"k"), b"after the empty batch");
+    let outcome = publish(&publisher, std::slice::from_ref(&row)).await;
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    assert_eq!(outcome.acknowledged, 1);
+    assert_eq!(publisher.produce_requests(), 1);
+    let stored: usize = read_all(&client, &topic, 2)
+        .await
+        .iter()
+        .map(Vec::len)
+        .sum();
+    assert_eq!(stored, 1, "only the real row reached the topic");
+}
