@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use outbox_core::{EnqueueConfig, OutboxMessage, PublishError};
-use outbox_kafka::{KafkaPublishError, KafkaPublisher};
+use outbox_core::{EnqueueConfig, OutboxMessage};
+use outbox_kafka::KafkaPublisher;
 use outbox_tests::broker::BrokerKind;
 use outbox_tests::proxy::{Fault, PRODUCE, Proxy};
 
@@ -232,13 +232,4 @@ async fn cuts_under_concurrent_lanes_lose_nothing_and_keep_order() {
         );
     }
     assert!(publisher.produce_requests() < publisher.produce_batches());
-}
-
-/// The answer Tansu gives a resent batch it already holds, reported as not acknowledged
-/// because it came after lost contact.
-fn untrusted_duplicate(error: &PublishError) -> bool {
-    matches!(
-        error.source.downcast_ref::<KafkaPublishError>(),
-        Some(KafkaPublishError::Sequence { code: 46, .. })
-    )
 }

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use outbox_core::{EnqueueConfig, OutboxMessage, PublishOutcome, Publisher};
-use outbox_kafka::{KafkaPublisher, KafkaPublisherBuilder};
+use outbox_core::{EnqueueConfig, OutboxMessage, PublishError, PublishOutcome, Publisher};
+use outbox_kafka::{KafkaPublishError, KafkaPublisher, KafkaPublisherBuilder};
 use outbox_tests::kafka;
 use rskafka::client::Client;
 use rskafka::record::RecordAndOffset;
@@ -66,6 +66,24 @@ pub async fn read_all(client: &Client, topic: &str, partitions: i32) -> Vec<Vec<
         out.push(kafka::read_partition(client, topic, p).await);
     }
     out
+}
+
+/// How many records the topic's partitions hold altogether.
+pub async fn record_count(client: &Client, topic: &str, partitions: i32) -> usize {
+    read_all(client, topic, partitions)
+        .await
+        .iter()
+        .map(Vec::len)
+        .sum()
+}
+
+/// The answer the publisher gives when the broker called a resend a duplicate after the
+/// connection was lost: not trusted, so the batch is reported unacknowledged.
+pub fn untrusted_duplicate(error: &PublishError) -> bool {
+    matches!(
+        error.source.downcast_ref::<KafkaPublishError>(),
+        Some(KafkaPublishError::Sequence { code: 46, .. })
+    )
 }
 
 /// The message-id header of each record, in offset order.
