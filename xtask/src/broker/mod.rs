@@ -28,8 +28,10 @@ pub mod admin;
 mod install;
 mod kafka_config;
 mod kafka_install;
+mod ports;
 mod probe;
 mod process;
+mod procfs;
 
 pub use install::{
     WHEEL_MEMBER, WHEEL_REQUIREMENT, WHEEL_SHA256, ensure_installed, installed as tansu_installed,
@@ -40,8 +42,9 @@ pub use kafka_install::{
     KAFKA_VERSION, KafkaHome, MIN_JAVA, ensure_kafka_installed, java_feature_version, kafka_dir,
     kafka_installed,
 };
+pub use ports::pick_free_port;
 pub use probe::{MetadataBroker, api_versions, metadata_brokers, ready, wait_ready};
-pub use process::{Broker, BrokerSpec, STOP_GRACE, pick_free_port, read_pid, wipe};
+pub use process::{Broker, BrokerSpec, STOP_GRACE, read_pid, wipe};
 
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};

@@ -10,11 +10,12 @@
 
 use super::kafka_config::{KafkaPorts, KafkaSettings, new_cluster_id};
 use super::kafka_install::{KafkaHome, ensure_kafka_installed, run_logged};
+use super::ports::{pick_free_port, pick_port_other_than, port_free};
 use super::probe::ready;
+use super::procfs::{proc_state, process_alive};
 use super::{BrokerKind, tansu_installed};
 use anyhow::{Context, Result, bail, ensure};
 use std::fs;
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -36,64 +37,6 @@ const KAFKA_JVM_OPTIONS: &[&str] = &[
     "-XX:+ExplicitGCInvokesConcurrent",
     "-XX:+ExitOnOutOfMemoryError",
 ];
-
-/// A free TCP port on 127.0.0.1, chosen below the kernel's ephemeral range and checked by
-/// binding it (then released; another process could still take it first, which
-/// [`Broker::start`] detects).
-///
-/// Why not port 0: the kernel hands out ports from the ephemeral range, and so it does to
-/// every outgoing connection. A JVM takes a second or two between our check and its own
-/// bind, and on a machine running tests in parallel some client connection took the port
-/// in that window (Kafka's INTERNAL listener, "Address already in use", once in CI). Below
-/// the range only another picker can collide, and the pickers draw at random.
-pub fn pick_free_port() -> Result<u16> {
-    let (low, high) = PICK_RANGE;
-    let below = ephemeral_low().unwrap_or(high).clamp(low + 1, high);
-    let span = u64::from(below - low);
-    for attempt in 0..256u64 {
-        let port = low + u16::try_from(random_u64(attempt) % span).unwrap_or(0);
-        if port_free(port) {
-            return Ok(port);
-        }
-    }
-    // A crowded range: let the kernel choose, as before.
-    let listener = TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0")?;
-    Ok(listener.local_addr()?.port())
-}
-
-/// Where [`pick_free_port`] draws from: above the shared brokers' fixed ports (19092,
-/// 19192) and the databases', up to the default start of the ephemeral range.
-const PICK_RANGE: (u16, u16) = (20000, 32768);
-
-/// The first port of the kernel's ephemeral range (`net.ipv4.ip_local_port_range`).
-fn ephemeral_low() -> Option<u16> {
-    fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
-/// A random number for port picking: process id, time and a counter hashed by the
-/// standard library's randomly keyed hasher.
-fn random_u64(attempt: u64) -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    h.write_u64(attempt);
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    h.finish()
-}
-
-fn port_free(port: u16) -> bool {
-    TcpListener::bind(("127.0.0.1", port)).is_ok()
-}
 
 /// What to start: the kind, the instance directory, the client port and Kafka's settings.
 #[derive(Clone, Debug)]
@@ -168,21 +111,6 @@ pub fn wipe(dir: &Path) -> Result<()> {
         fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
     }
     Ok(())
-}
-
-/// Fields of `/proc/PID/stat` after the command name: (state, pgid).
-fn proc_state(pid: u32) -> Option<(char, u32)> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = stat.get(stat.rfind(')')? + 1..)?;
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let pgid = fields.next()?.parse().ok()?;
-    Some((state, pgid))
-}
-
-fn process_alive(pid: u32) -> bool {
-    proc_state(pid).is_some_and(|(state, _)| state != 'Z' && state != 'X')
 }
 
 /// `pid` is a live broker of `kind` leading its own process group (as [`Broker::start`]
@@ -717,17 +645,6 @@ fn errors_in(text: &str, lines: usize) -> String {
     }
 }
 
-/// A free port that is none of `taken`.
-fn pick_port_other_than(taken: &[u16]) -> Result<u16> {
-    for _ in 0..16 {
-        let port = pick_free_port()?;
-        if !taken.contains(&port) {
-            return Ok(port);
-        }
-    }
-    bail!("no free port on 127.0.0.1 other than {taken:?}")
-}
-
 /// Writes `server.properties` and, on a node's first start, formats its storage with
 /// Kafka's storage tool (a fresh cluster id, `--standalone`, the SCRAM users).
 fn prepare_kafka(
@@ -772,30 +689,6 @@ fn prepare_kafka(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_picked_port_is_free_and_below_the_ephemeral_range() {
-        let below = ephemeral_low().unwrap_or(PICK_RANGE.1);
-        for _ in 0..32 {
-            let port = pick_free_port().expect("a free port");
-            assert!(port_free(port), "port {port} was handed out taken");
-            if below > PICK_RANGE.0 {
-                assert!(
-                    (PICK_RANGE.0..below).contains(&port),
-                    "port {port} is outside {}..{below}",
-                    PICK_RANGE.0
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn picked_ports_avoid_the_ones_taken() {
-        let first = pick_free_port().expect("a free port");
-        for _ in 0..32 {
-            assert_ne!(pick_port_other_than(&[first]).expect("a port"), first);
-        }
-    }
 
     #[test]
     fn the_log_errors_name_the_first_error_and_its_cause() {
