@@ -153,8 +153,18 @@ pub(crate) async fn next_batch(
 /// statement: `pg_current_snapshot()` is the statement's active snapshot, the very one
 /// the read sees rows through (see [`super::cursor`] for what it proves).
 ///
-/// `WITH s AS (SELECT pg_current_snapshot() AS snap) SELECT b.*, xmin, xmax FROM s LEFT
-/// JOIN LATERAL (<batch>) b ON true`: one row with null columns when the batch is empty.
+/// `WITH s AS (SELECT pg_current_snapshot() AS snap) SELECT b.*, xmin, next_xid FROM s
+/// LEFT JOIN LATERAL (<batch>) b ON true`: one row with null columns when the batch is
+/// empty.
+///
+/// `next_xid` is the next transaction id to be assigned, read after the snapshot was
+/// taken: `xmax + age(xmax)`, since `age(xid)` counts from that counter (PostgreSQL's
+/// `GetStableLatestTransactionId`: the statement's own xid if it has one, which a read
+/// does not, else the next id to be assigned). Not the snapshot's `xmax`: that is one
+/// past the newest *completed* transaction, and a transaction running with a newer xid
+/// is below no `xmax` until something newer completes (see [`super::cursor`]). The read
+/// must run as its own statement outside an explicit transaction, as here, so the value
+/// is read for this statement and not cached from an earlier one.
 pub(crate) async fn next_batch_postgres(
     db: &DatabaseConnection,
     tables: &OutboxTables,
@@ -167,7 +177,9 @@ pub(crate) async fn next_batch_postgres(
     let sql = format!(
         "WITH s AS MATERIALIZED (SELECT pg_current_snapshot() AS snap) \
          SELECT b.*, pg_snapshot_xmin(s.snap)::text::bigint AS snap_xmin, \
-         pg_snapshot_xmax(s.snap)::text::bigint AS snap_xmax \
+         pg_snapshot_xmax(s.snap)::text::bigint \
+         + age((pg_snapshot_xmax(s.snap)::text::bigint % 4294967296)::text::xid) \
+         AS snap_next_xid \
          FROM s LEFT JOIN LATERAL ({inner_sql}) AS b ON true"
     );
     let stmt = Statement::from_sql_and_values(DbBackend::Postgres, sql, values);
@@ -178,7 +190,7 @@ pub(crate) async fn next_batch_postgres(
         ))
     })?;
     let xmin: i64 = first.try_get("", "snap_xmin").map_err(unavailable)?;
-    let xmax: i64 = first.try_get("", "snap_xmax").map_err(unavailable)?;
+    let next_xid: i64 = first.try_get("", "snap_next_xid").map_err(unavailable)?;
     let empty = first
         .try_get::<Option<i64>>("", "id")
         .map_err(unavailable)?
@@ -193,7 +205,7 @@ pub(crate) async fn next_batch_postgres(
         last_id: batch.last().map(|m| m.id),
         exhausted: batch.len() < limit,
         xmin,
-        xmax,
+        next_xid,
     };
     Ok((batch, outcome))
 }

@@ -12,14 +12,25 @@
 //! # What a snapshot proves
 //!
 //! Every read runs in one statement that also returns that statement's own snapshot
-//! (`pg_current_snapshot()` is the active snapshot; PostgreSQL >= 13). Suppose a read R
-//! saw row `c` (so `c` committed before R's snapshot S was taken). Every id `<= c` was drawn
-//! from the sequence before `c` was (a `bigserial` sequence with the default cache of 1
-//! hands ids out in order), so before S. If the transaction that drew it already had a
-//! transaction id (xid) then, that xid is below `pg_snapshot_xmax(S)`. Hence the record
-//! `(c, xmax(S))`: once a later snapshot's `pg_snapshot_xmin` is `>= xmax(S)`, every such
-//! transaction has ended, and every id `<= c` is final: committed (and visible to that
-//! later snapshot) or rolled back, never to appear again.
+//! (`pg_current_snapshot()` is the active snapshot; PostgreSQL >= 13) and the next
+//! transaction id to be assigned, read after that snapshot was taken (`N`; see
+//! `batches::next_batch_postgres` for how). Suppose a read R saw row `c` (so `c`
+//! committed before R's snapshot S was taken). Every id `<= c` was drawn from the
+//! sequence before `c` was (a `bigserial` sequence with the default cache of 1 hands ids
+//! out in order), so before S. If the transaction that drew it already had a transaction
+//! id (xid) then, that xid was assigned before S, so it is below `N`. Hence the record
+//! `(c, N)`: once a later snapshot's `pg_snapshot_xmin` is `>= N`, every such transaction
+//! has ended, and every id `<= c` is final: committed (and visible to that later
+//! snapshot) or rolled back, never to appear again.
+//!
+//! Why not the snapshot's own `pg_snapshot_xmax`, which the documentation calls the
+//! first unassigned xid: PostgreSQL computes it as one past the newest *completed*
+//! transaction. A transaction running with a newer xid than every completed one is below
+//! no snapshot's `xmax`, is not listed as running, and does not lower `xmin`. With
+//! `xmax` as the bound, T_c (xid A) and T_d (xid B > A) running, T_d holding d, T_c
+//! committing c > d, a read seeing c records `(c, A + 1)`, and a read while T_d still runs
+//! has `xmin = B >= A + 1`: the record matured, the cursor moved past d, and d was never
+//! read again (`tests/db/cursor_newer_xid.rs`; it cost one record in 2,500 in a bench run).
 //!
 //! What it does not prove: that the rows `<= c` that committed *after* R were returned.
 //! A cursor `id > c` honoured as soon as the record matures would skip exactly them (the
@@ -44,7 +55,7 @@
 //! A transaction gets its xid at its first write. An `INSERT` evaluates the id's default
 //! (`nextval`) before the heap insert assigns the xid, so a transaction whose first write
 //! is the outbox insert holds, for the span of that statement, an id without an xid: a
-//! snapshot then neither lists it as running nor bounds it by `xmax`, and a record made
+//! snapshot then neither lists it as running nor bounds it by `N`, and a record made
 //! in that instant can mature too early. The library's writers close this by taking the
 //! xid first (see `enqueue::insert_rows`); writers that insert rows themselves must write
 //! their business row first or call `pg_current_xact_id()` before the outbox insert.
@@ -59,7 +70,7 @@ const MAX_RECORDS: usize = 64;
 struct Lane {
     /// Every row with an id `<= safe` that will ever commit has been returned.
     safe: Option<i64>,
-    /// `(c, x)`: once a snapshot's xmin is `>= x`, every id `<= c` is final. Ascending.
+    /// `(c, n)`: once a snapshot's xmin is `>= n`, every id `<= c` is final. Ascending.
     records: VecDeque<(i64, i64)>,
     /// Where the last read started (`None`: the head), for tests and tracing.
     last_start: Option<Option<i64>>,
@@ -77,8 +88,9 @@ pub(crate) struct ReadOutcome {
     pub exhausted: bool,
     /// `pg_snapshot_xmin` of the read's snapshot.
     pub xmin: i64,
-    /// `pg_snapshot_xmax` of the read's snapshot.
-    pub xmax: i64,
+    /// The next transaction id to be assigned, read after the read's snapshot was taken
+    /// (not the snapshot's `xmax`: see the module docs).
+    pub next_xid: i64,
 }
 
 /// Per-bucket safe points of one store instance. A new instance (or a restarted relay)
@@ -105,7 +117,7 @@ impl SafePoints {
         let lane = self.lanes.entry(bucket).or_default();
         lane.last_start = Some(read.start);
         if let Some(last) = read.last_id {
-            lane.records.push_back((last, read.xmax));
+            lane.records.push_back((last, read.next_xid));
             if lane.records.len() > MAX_RECORDS {
                 lane.records.pop_front();
             }
@@ -157,14 +169,14 @@ mod tests {
         last: Option<i64>,
         exhausted: bool,
         xmin: i64,
-        xmax: i64,
+        next_xid: i64,
     ) -> ReadOutcome {
         ReadOutcome {
             start,
             last_id: last,
             exhausted,
             xmin,
-            xmax,
+            next_xid,
         }
     }
 
@@ -179,7 +191,7 @@ mod tests {
     #[test]
     fn late_commit_is_not_skipped() {
         let mut p = SafePoints::default();
-        // Head read sees up to 60 while xid 100 runs: xmin 100, xmax 101.
+        // Head read sees up to 60 while xid 100 runs: xmin 100, next xid 101.
         p.observe(0, read(None, Some(60), true, 100, 101));
         assert_eq!(p.start(0, Some(60)), None, "xid 100 may hold a lower id");
         // xid 100 committed; the next read (from the head, as told) sees r50, r70.

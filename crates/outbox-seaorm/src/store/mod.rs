@@ -15,8 +15,9 @@
 //!   it, so ids become visible in order.
 //! * MySQL/MariaDB: at the head, always. A query there cannot read the bounds of its
 //!   snapshot, so nothing cheap shows that no lower id is still uncommitted.
-//! * PostgreSQL: at `min(after, safe point)`. Each read returns its own snapshot's xmin
-//!   and xmax in the same statement, and the store keeps per bucket, in this instance,
+//! * PostgreSQL: at `after` when it is at or below the safe point, else at the head.
+//!   Each read returns its own snapshot's xmin and the next transaction id to be
+//!   assigned, in the same statement, and the store keeps per bucket, in this instance,
 //!   the highest id below which every row that will ever commit has been returned (see
 //!   [`cursor`] for the proof). With short writer transactions the safe point trails the
 //!   cursor by about a batch, so a fetch stays cheap however many dead index entries a

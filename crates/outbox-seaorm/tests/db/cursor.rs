@@ -14,7 +14,7 @@ use crate::support::{Kind, TestDb};
 
 const BUCKET: i32 = 3;
 
-fn keyed(key: &str, created_ms: u64) -> OutboxMessage {
+pub(crate) fn keyed(key: &str, created_ms: u64) -> OutboxMessage {
     let mut m = row(BUCKET, created_ms);
     m.key = Some(key.as_bytes().to_vec());
     m
