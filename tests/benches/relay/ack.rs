@@ -50,16 +50,26 @@ impl Acks {
 
     /// Waits until at least `n` acknowledgements were counted; the instant it saw them.
     pub async fn wait_for(&self, n: u64, timeout: Duration) -> Instant {
+        let seen = self.try_wait_for(n, timeout).await;
+        seen.unwrap_or_else(|| {
+            panic!(
+                "only {} of {n} records acknowledged within {timeout:?}",
+                self.count()
+            )
+        })
+    }
+
+    /// [`Acks::wait_for`] that returns `None` at the timeout, for a caller that explains
+    /// the shortfall before it fails.
+    pub async fn try_wait_for(&self, n: u64, timeout: Duration) -> Option<Instant> {
         let deadline = Instant::now() + timeout;
         loop {
             if self.count() >= n {
-                return Instant::now();
+                return Some(Instant::now());
             }
-            assert!(
-                Instant::now() < deadline,
-                "only {} of {n} records acknowledged within {timeout:?}",
-                self.count()
-            );
+            if Instant::now() >= deadline {
+                return None;
+            }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
     }

@@ -159,7 +159,12 @@ async fn single_relay(
     }
     ready(&relay).await;
     let keys: Vec<String> = (0..data::KEYS).map(data::key).collect();
-    let stats = measure(db, &outbox, &topic, &keys, rate, seconds, &acks).await;
+    let watch = Watch {
+        tables: &tables,
+        timings,
+        acks: &acks,
+    };
+    let stats = measure(db, &outbox, &topic, &keys, rate, seconds, &watch).await;
     relay.stop(Duration::from_secs(10)).await.unwrap();
     env.drop_tables(db, &tables).await;
     stats
@@ -184,9 +189,16 @@ async fn cross_pod(env: &Env, db: &DatabaseConnection, rate: u64, seconds: u64) 
     };
     let (a_id, b_id) = (unique_name("a"), unique_name("b"));
     let mut handles: Vec<RelayHandle> = Vec::new();
+    let timings = Timings::default();
     for id in [&a_id, &b_id] {
-        let store = SeaOrmStore::new(env.db().await, schema.clone()).unwrap();
-        let publisher = Recording::new(env.publisher().await, acks.clone());
+        let store = Timed::new(
+            SeaOrmStore::new(env.db().await, schema.clone()).unwrap(),
+            timings.clone(),
+        );
+        let publisher = Recording::new(
+            Timed::new(env.publisher().await, timings.clone()),
+            acks.clone(),
+        );
         let handle = if env.kind() == DbKind::Postgres {
             let transport = PostgresTransport::builder(channel.clone(), env.url.clone())
                 .build()
@@ -232,7 +244,12 @@ async fn cross_pod(env: &Env, db: &DatabaseConnection, rate: u64, seconds: u64) 
     println!(
         "  (transport: {transport}; writer beside relay A, rows in relay B's buckets {b_buckets:?})"
     );
-    let stats = measure(db, &outbox, &topic, &keys, rate, seconds, &acks).await;
+    let watch = Watch {
+        tables: &tables,
+        timings: &timings,
+        acks: &acks,
+    };
+    let stats = measure(db, &outbox, &topic, &keys, rate, seconds, &watch).await;
     for h in handles {
         h.stop(Duration::from_secs(10)).await.unwrap();
     }
@@ -270,10 +287,17 @@ pub(crate) async fn ready(relay: &RelayHandle) {
     .await;
 }
 
+/// What [`measure`] watches: the relay's acknowledgements, and for a row never
+/// acknowledged, its table and the journal of the relay's calls.
+struct Watch<'a> {
+    tables: &'a OutboxTables,
+    timings: &'a Timings,
+    acks: &'a Acks,
+}
+
 /// Writes at `rate` for `seconds` (after a 0.5 s warm-up that is not counted), each
 /// transaction in its own task so that a slow commit does not delay the next; waits for
 /// every row's acknowledgement and summarises commit-to-ack.
-#[allow(clippy::too_many_arguments)]
 async fn measure(
     db: &DatabaseConnection,
     outbox: &Outbox,
@@ -281,8 +305,9 @@ async fn measure(
     keys: &[String],
     rate: u64,
     seconds: u64,
-    acks: &Acks,
+    watch: &Watch<'_>,
 ) -> Stats {
+    let acks = watch.acks;
     let warm = (rate / 2).max(1);
     let total = rate * seconds;
     let period = Duration::from_secs(1).div_f64(rate as f64);
@@ -304,14 +329,25 @@ async fn measure(
         });
     }
     let mut committed = Vec::with_capacity(total as usize);
+    let mut every = Vec::with_capacity((warm + total) as usize);
     while let Some(done) = tasks.join_next().await {
         let (counted, id, at) = done.unwrap();
         if counted {
             committed.push((id, at));
         }
+        every.push((id, at));
     }
     let writing = started.elapsed();
-    acks.wait_for(warm + total, Duration::from_secs(60)).await;
+    let timeout = Duration::from_secs(60);
+    if acks.try_wait_for(warm + total, timeout).await.is_none() {
+        let summary = format!(
+            "only {} of {} records acknowledged within {timeout:?}",
+            acks.count(),
+            warm + total
+        );
+        crate::stuck::explain_and_fail(db, watch.tables, watch.timings, &every, acks, summary)
+            .await;
+    }
     let mut latencies: Vec<Duration> = committed
         .iter()
         .map(|(id, at)| {

@@ -43,6 +43,7 @@ mod scaling;
 mod slow_db;
 mod snapshot;
 mod sqlite_demo;
+mod stuck;
 mod sustained;
 mod timing;
 mod waits;

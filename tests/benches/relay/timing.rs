@@ -2,7 +2,7 @@
 //! how long each call took, and the CPU time this process used (to tell whether our
 //! code's CPU or the round trips bound a figure).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -11,19 +11,71 @@ use outbox_core::{
     PendingMetrics, PublishOutcome, Publisher, RenewOutcome, StoreCapabilities, StoreError,
 };
 
-/// Call durations by operation (cheap to clone).
+/// Call durations by operation, and a journal of what each call asked and got (cheap to
+/// clone). The journal is what a failed wait prints: which reads, publishes and deletes
+/// touched the bucket of a row that was never acknowledged.
 #[derive(Debug, Clone, Default)]
-pub struct Timings(Arc<Mutex<BTreeMap<&'static str, Vec<Duration>>>>);
+pub struct Timings(Arc<Mutex<Recorded>>);
+
+#[derive(Debug, Default)]
+struct Recorded {
+    calls: BTreeMap<&'static str, Vec<Duration>>,
+    journal: VecDeque<Event>,
+}
+
+/// One store or publisher call, as the journal keeps it.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// When the call was answered.
+    pub at: Instant,
+    /// The bucket it concerned, if one.
+    pub bucket: Option<i32>,
+    /// What it asked and what came back.
+    pub what: String,
+}
+
+/// Events kept; older ones are dropped.
+const JOURNAL_LEN: usize = 200_000;
 
 impl Timings {
     fn add(&self, op: &'static str, took: Duration) {
-        self.0.lock().unwrap().entry(op).or_default().push(took);
+        self.0
+            .lock()
+            .unwrap()
+            .calls
+            .entry(op)
+            .or_default()
+            .push(took);
+    }
+
+    fn note(&self, bucket: Option<i32>, what: String) {
+        let mut r = self.0.lock().unwrap();
+        if r.journal.len() == JOURNAL_LEN {
+            r.journal.pop_front();
+        }
+        r.journal.push_back(Event {
+            at: Instant::now(),
+            bucket,
+            what,
+        });
+    }
+
+    /// The journal's events about `bucket` (or about no bucket in particular), oldest
+    /// first.
+    pub fn events_of(&self, bucket: i32) -> Vec<Event> {
+        let r = self.0.lock().unwrap();
+        r.journal
+            .iter()
+            .filter(|e| e.bucket.is_none_or(|b| b == bucket))
+            .cloned()
+            .collect()
     }
 
     /// `op: n calls, mean, p50, p99` per operation.
     pub fn summary(&self) -> Vec<(String, usize, Duration, Duration, Duration)> {
-        let map = self.0.lock().unwrap();
-        map.iter()
+        let r = self.0.lock().unwrap();
+        r.calls
+            .iter()
             .map(|(op, v)| {
                 let mut v = v.clone();
                 v.sort();
@@ -32,6 +84,14 @@ impl Timings {
                 ((*op).to_owned(), v.len(), mean, p(0.5), p(0.99))
             })
             .collect()
+    }
+}
+
+/// `n ids first..=last` of a batch.
+fn ids(batch: &[OutboxMessage]) -> String {
+    match (batch.first(), batch.last()) {
+        (Some(f), Some(l)) => format!("{} ids {}..={}", batch.len(), f.id, l.id),
+        _ => "0 ids".to_owned(),
     }
 }
 
@@ -55,7 +115,17 @@ impl<T> Timed<T> {
 
 impl<P: Publisher> Publisher for Timed<P> {
     async fn publish(&self, batch: &[OutboxMessage]) -> PublishOutcome {
-        self.time("publish", self.inner.publish(batch)).await
+        let out = self.time("publish", self.inner.publish(batch)).await;
+        self.timings.note(
+            batch.first().map(|m| m.bucket),
+            format!(
+                "publish {}: acknowledged {}, error {:?}",
+                ids(batch),
+                out.acknowledged,
+                out.error.as_ref().map(ToString::to_string)
+            ),
+        );
+        out
     }
 }
 
@@ -65,8 +135,11 @@ impl<S: OutboxStore> OutboxStore for Timed<S> {
     }
 
     async fn acquire_leases(&self, request: &LeaseRequest<'_>) -> Result<Acquired, StoreError> {
-        self.time("acquire_leases", self.inner.acquire_leases(request))
-            .await
+        let out = self
+            .time("acquire_leases", self.inner.acquire_leases(request))
+            .await;
+        self.timings.note(None, format!("acquire_leases: {out:?}"));
+        out
     }
 
     async fn buckets_with_pending(
@@ -74,11 +147,15 @@ impl<S: OutboxStore> OutboxStore for Timed<S> {
         owned: &[i32],
         bucket_count: u32,
     ) -> Result<Vec<i32>, StoreError> {
-        self.time(
-            "probe",
-            self.inner.buckets_with_pending(owned, bucket_count),
-        )
-        .await
+        let out = self
+            .time(
+                "probe",
+                self.inner.buckets_with_pending(owned, bucket_count),
+            )
+            .await;
+        self.timings
+            .note(None, format!("probe of {owned:?}: {out:?}"));
+        out
     }
 
     async fn next_batch(
@@ -107,6 +184,16 @@ impl<S: OutboxStore> OutboxStore for Timed<S> {
             },
             took,
         );
+        self.timings.note(
+            Some(bucket),
+            format!(
+                "next_batch after {after:?} limit {limit}: {}",
+                match &out {
+                    Ok(rows) => ids(rows),
+                    Err(e) => format!("error {e}"),
+                }
+            ),
+        );
         out
     }
 
@@ -115,8 +202,12 @@ impl<S: OutboxStore> OutboxStore for Timed<S> {
         bucket: i32,
         published: &[OutboxMessage],
     ) -> Result<(), StoreError> {
-        self.time("delete", self.inner.delete_published(bucket, published))
-            .await
+        let out = self
+            .time("delete", self.inner.delete_published(bucket, published))
+            .await;
+        self.timings
+            .note(Some(bucket), format!("delete {}: {out:?}", ids(published)));
+        out
     }
 
     async fn renew_leases(
@@ -124,8 +215,12 @@ impl<S: OutboxStore> OutboxStore for Timed<S> {
         request: &LeaseRequest<'_>,
         buckets: &[i32],
     ) -> Result<RenewOutcome, StoreError> {
-        self.time("renew_leases", self.inner.renew_leases(request, buckets))
-            .await
+        let out = self
+            .time("renew_leases", self.inner.renew_leases(request, buckets))
+            .await;
+        self.timings
+            .note(None, format!("renew_leases {buckets:?}: {out:?}"));
+        out
     }
 
     // Every optional method is forwarded: the trait's defaults answer "unsupported", and
