@@ -37,6 +37,8 @@ pub(crate) enum StoreCall {
         limit: usize,
         /// The cursor the read was asked to continue after.
         after: Option<i64>,
+        /// A probe had listed the bucket as holding rows when the read was issued.
+        after_probe: bool,
     },
     Deleting {
         /// See [`PendingDelete`]: the delete's success is the lane's success only when
@@ -94,6 +96,12 @@ pub(crate) struct Lane {
     /// A hint arrived after the fetch in flight was issued: a short batch does not mean
     /// the bucket is drained, the hinted commit may have landed after the read.
     pub hinted_since_fetch: bool,
+    /// The last probe listed the bucket as holding rows, and no fetch was issued since.
+    /// A cursor read that then finds nothing while nothing of the lane is in flight
+    /// contradicts the probe: the rows lie below the cursor, so the lane reads from the
+    /// head. The store promises never to skip a row past a cursor it honours; this keeps
+    /// a broken promise from stranding a row for longer than one poll interval.
+    pub probed_pending: bool,
     pub store_call: Option<StoreCall>,
     pub publishing: Option<Publishing>,
     /// Fetched and waiting for the publish slot.
@@ -148,6 +156,7 @@ impl Lane {
             owned: true,
             ready: false,
             hinted_since_fetch: false,
+            probed_pending: false,
             store_call: None,
             publishing: None,
             next: None,
@@ -217,6 +226,7 @@ impl Lane {
         self.ready = false;
         self.fetch_after_holds = false;
         self.hinted_since_fetch = false;
+        self.probed_pending = false;
         self.next = None;
         self.to_delete.clear();
         self.to_park = None;
@@ -358,6 +368,7 @@ mod tests {
             discard: false,
             limit: 1,
             after: Some(9),
+            after_probe: false,
         });
         assert_eq!(lane.fail(Monotonic::from_millis(100)), 1);
         assert_eq!(lane.fail(Monotonic::from_millis(300)), 2);

@@ -471,6 +471,7 @@ impl RelayMachine {
             discard: false,
             limit,
             after,
+            after_probe: std::mem::take(&mut lane.probed_pending),
         });
         lane.hinted_since_fetch = false;
         lane.backoff_until = None;
@@ -808,6 +809,7 @@ impl RelayMachine {
                     {
                         lane.ready = true;
                         lane.stalled = false;
+                        lane.probed_pending = true;
                     }
                 }
                 self.discovery.on_probed(started);
@@ -839,6 +841,7 @@ impl RelayMachine {
             discard,
             limit,
             after,
+            after_probe,
         }) = lane.store_call.take()
         else {
             return;
@@ -867,6 +870,13 @@ impl RelayMachine {
             }
             lane.hinted_since_fetch = false;
             if fresh.is_empty() && !lane.is_active() {
+                if after.is_some() && after_probe {
+                    // The probe saw rows, none lies past the cursor and none is in the
+                    // pipeline: they lie below it. Read from the head now.
+                    lane.cursor = None;
+                    lane.ready = lane.owned;
+                    return;
+                }
                 // An empty bucket with nothing of the lane in flight is the lane's
                 // success: none of its rows is failing. (Empty past the cursor while a
                 // batch is still out says nothing about that batch.)

@@ -215,3 +215,55 @@ fn a_cycle_spans_acquisition_to_idle_and_ends_at_backoff() {
         "a failure ends the cycle before the backoff"
     );
 }
+
+/// Drained bucket 0 after publishing `[2]` (cursor 2), nothing in flight.
+fn drained_with_cursor_at_2() -> TestRelay {
+    let mut h = TestRelay::renewing();
+    h.start(&[0], &[0]);
+    assert_eq!(h.briefs(), ["fetch 0 from head limit 2"]);
+    h.fetched(0, rows(0, 2..=2));
+    assert_eq!(h.briefs(), ["publish 0 [2]"]);
+    h.acked(0, 1);
+    assert_eq!(h.briefs(), ["delete 0 [2]"]);
+    h.deleted(0);
+    assert_eq!(h.cmd(), None, "drained");
+    h
+}
+
+#[test]
+fn a_cursor_read_that_contradicts_the_probe_is_read_again_from_the_head() {
+    // A store that honoured the cursor wrongly (it once did, on PostgreSQL: a row below
+    // the cursor committed late and every cursor read skipped it): the probe keeps
+    // listing the bucket, the read past the cursor finds nothing, and nothing of the lane
+    // is in flight. The row lies below the cursor; the lane reads from the head at once.
+    let mut h = drained_with_cursor_at_2();
+    h.at(1_000);
+    assert_eq!(h.briefs(), ["probe [0]"]);
+    h.m.handle(h.now, Outcome::Probed(Ok(vec![0])));
+    assert_eq!(h.briefs(), ["fetch 0 after 2 limit 2"]);
+    h.fetched(0, Vec::new());
+    assert_eq!(
+        h.briefs(),
+        ["fetch 0 from head limit 2"],
+        "the probe saw a row the cursor read did not: read from the head"
+    );
+    h.fetched(0, rows(0, 1..=1));
+    assert_eq!(h.briefs(), ["publish 0 [1]"], "the stranded row goes out");
+}
+
+#[test]
+fn an_empty_cursor_read_after_a_hint_does_not_read_the_head_again() {
+    // A hint says only that something committed, maybe already read: an empty read past
+    // the cursor then means drained, and the head is not read again.
+    let mut h = drained_with_cursor_at_2();
+    h.at(200);
+    h.hint(0);
+    assert_eq!(h.briefs(), ["fetch 0 after 2 limit 2"]);
+    h.fetched(0, Vec::new());
+    assert_eq!(h.cmd(), None, "drained");
+    // Nor does a probe that found nothing.
+    h.at(1_000);
+    assert_eq!(h.briefs(), ["probe [0]"]);
+    h.m.handle(h.now, Outcome::Probed(Ok(vec![])));
+    assert_eq!(h.cmd(), None);
+}
