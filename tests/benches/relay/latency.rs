@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use outbox_core::driver::{Relay, RelayHandle};
-use outbox_core::{CommitNotifier, EnqueueConfig, OutboxMessage, Uuid};
+use outbox_core::{CommitNotifier, EnqueueConfig, OutboxMessage, OutboxSchema, Uuid};
+use outbox_kafka::KafkaPublisher;
 use outbox_notify::postgres::PostgresTransport;
 use outbox_notify::redis::RedisTransport;
 use outbox_notify::{ChannelName, spawn_relay_with_transport};
@@ -143,14 +144,7 @@ async fn single_relay(
     let topic = env.topic().await;
     let acks = Acks::with_instants();
     let schema = env.schema(&tables, 8);
-    let store = Timed::new(
-        SeaOrmStore::new(env.db().await, schema.clone()).unwrap(),
-        timings.clone(),
-    );
-    let publisher = Recording::new(
-        Timed::new(env.publisher().await, timings.clone()),
-        acks.clone(),
-    );
+    let (store, publisher) = timed_relay_parts(env, &schema, timings, &acks).await;
     let options = env.relay_options(&schema).build().unwrap();
     let mut outbox = Outbox::new(options.enqueue_config());
     let relay = Relay::spawn(store, publisher, options).unwrap();
@@ -168,6 +162,25 @@ async fn single_relay(
     relay.stop(Duration::from_secs(10)).await.unwrap();
     env.drop_tables(db, &tables).await;
     stats
+}
+
+/// A relay's store and publisher for this section: each call timed and journaled in
+/// `timings`, each acknowledgement recorded in `acks`.
+async fn timed_relay_parts(
+    env: &Env,
+    schema: &OutboxSchema,
+    timings: &Timings,
+    acks: &Acks,
+) -> (Timed<SeaOrmStore>, Recording<Timed<KafkaPublisher>>) {
+    let store = Timed::new(
+        SeaOrmStore::new(env.db().await, schema.clone()).unwrap(),
+        timings.clone(),
+    );
+    let publisher = Recording::new(
+        Timed::new(env.publisher().await, timings.clone()),
+        acks.clone(),
+    );
+    (store, publisher)
 }
 
 /// Two relays joined by a transport (PostgreSQL LISTEN/NOTIFY, or Redis pub/sub on the
@@ -191,14 +204,7 @@ async fn cross_pod(env: &Env, db: &DatabaseConnection, rate: u64, seconds: u64) 
     let mut handles: Vec<RelayHandle> = Vec::new();
     let timings = Timings::default();
     for id in [&a_id, &b_id] {
-        let store = Timed::new(
-            SeaOrmStore::new(env.db().await, schema.clone()).unwrap(),
-            timings.clone(),
-        );
-        let publisher = Recording::new(
-            Timed::new(env.publisher().await, timings.clone()),
-            acks.clone(),
-        );
+        let (store, publisher) = timed_relay_parts(env, &schema, &timings, &acks).await;
         let handle = if env.kind() == DbKind::Postgres {
             let transport = PostgresTransport::builder(channel.clone(), env.url.clone())
                 .build()

@@ -873,8 +873,7 @@ impl RelayMachine {
                 if after.is_some() && after_probe {
                     // The probe saw rows, none lies past the cursor and none is in the
                     // pipeline: they lie below it. Read from the head now.
-                    lane.cursor = None;
-                    lane.ready = lane.owned;
+                    lane.read_again_from_head();
                     return;
                 }
                 // An empty bucket with nothing of the lane in flight is the lane's

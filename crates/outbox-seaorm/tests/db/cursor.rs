@@ -7,7 +7,9 @@ use std::time::Duration;
 use outbox_core::testing::contract::row;
 use outbox_core::{OutboxMessage, OutboxStore};
 use outbox_seaorm::{OutboxTables, SeaOrmStore, insert_rows};
-use sea_orm::{AccessMode, ConnectionTrait, IsolationLevel, Statement, TransactionTrait};
+use sea_orm::{
+    AccessMode, ConnectionTrait, DatabaseTransaction, IsolationLevel, Statement, TransactionTrait,
+};
 
 use crate::on_each_database;
 use crate::support::{Kind, TestDb};
@@ -18,6 +20,20 @@ pub(crate) fn keyed(key: &str, created_ms: u64) -> OutboxMessage {
     let mut m = row(BUCKET, created_ms);
     m.key = Some(key.as_bytes().to_vec());
     m
+}
+
+/// PostgreSQL: gives `txn` its transaction id now (it keeps it until it ends) and
+/// returns it.
+pub(crate) async fn take_xid(txn: &DatabaseTransaction) -> i64 {
+    let row = txn
+        .query_one_raw(Statement::from_string(
+            txn.get_database_backend(),
+            "SELECT pg_current_xact_id()::text::bigint AS xid",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    row.try_get("", "xid").unwrap()
 }
 
 fn ids(batch: &[OutboxMessage]) -> Vec<i64> {
@@ -170,13 +186,7 @@ async fn postgres_cursor_is_used_when_safe(tdb: Arc<TestDb>) {
     // A write transaction (with an xid) opens; from now on nothing proves that it will
     // not commit a lower id, so the reads do not start past what was safe before it.
     let writer = tdb.observer.begin().await.unwrap();
-    writer
-        .query_one_raw(Statement::from_string(
-            tdb.backend(),
-            "SELECT pg_current_xact_id()::text",
-        ))
-        .await
-        .unwrap();
+    take_xid(&writer).await;
     let pinned = cursor.unwrap();
     insert_many(&tdb, &tables, 3_000).await;
     let mut cursor = cursor;

@@ -21,9 +21,9 @@ use std::sync::Arc;
 
 use outbox_core::OutboxStore;
 use outbox_seaorm::insert_rows;
-use sea_orm::{ConnectionTrait, DatabaseTransaction, Statement, TransactionTrait};
+use sea_orm::{ConnectionTrait, Statement, TransactionTrait};
 
-use crate::cursor::keyed;
+use crate::cursor::{keyed, take_xid};
 use crate::support::{Kind, TestDb};
 
 const BUCKET: i32 = 3;
@@ -32,18 +32,6 @@ const BUCKET: i32 = 3;
 const HAZARDOUS_ROUNDS: usize = 3;
 /// Attempts before the test gives up on setting it up.
 const ATTEMPTS: usize = 200;
-
-async fn xid_of(txn: &DatabaseTransaction) -> i64 {
-    let row = txn
-        .query_one_raw(Statement::from_string(
-            txn.get_database_backend(),
-            "SELECT pg_current_xact_id()::text::bigint AS xid",
-        ))
-        .await
-        .unwrap()
-        .unwrap();
-    row.try_get("", "xid").unwrap()
-}
 
 /// `(xmin, xmax)` of a fresh snapshot, on a connection of its own.
 async fn snapshot(tdb: &TestDb) -> (i64, i64) {
@@ -70,10 +58,10 @@ async fn a_newer_xid_does_not_let_the_cursor_skip_its_row(tdb: Arc<TestDb>) {
         let tables = tdb.fresh_tables().await;
         let store = tdb.store(&tables);
         let t_c = tdb.db.begin().await.unwrap();
-        let a = xid_of(&t_c).await;
+        let a = take_xid(&t_c).await;
         let t_d = tdb.db.begin().await.unwrap();
         insert_rows(&t_d, &tables, &[keyed("k", 0)]).await.unwrap();
-        let b = xid_of(&t_d).await;
+        let b = take_xid(&t_d).await;
         insert_rows(&t_c, &tables, &[keyed("j", 1)]).await.unwrap();
         t_c.commit().await.unwrap();
         assert!(a < b, "T_c's xid {a} was taken before T_d's {b}");
