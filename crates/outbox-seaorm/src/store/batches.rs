@@ -11,7 +11,7 @@ use sea_query::{
 use super::cursor::ReadOutcome;
 use super::unavailable;
 use crate::entity::message;
-use crate::tables::{OutboxTables, SqlNames};
+use crate::tables::{OutboxTables, SqlNames, quoted_messages_table};
 
 /// Owned buckets probed per statement. SQLite caps a compound `SELECT` at 500 terms by
 /// default; relays rarely own more than this.
@@ -149,13 +149,24 @@ pub(crate) async fn next_batch(
     to_messages(&rows)
 }
 
+/// What a PostgreSQL read returned: its rows, what the cursor learns from it, and for a
+/// checked read the visible ids in the checked range.
+pub(crate) struct PostgresRead {
+    pub batch: Vec<OutboxMessage>,
+    pub outcome: ReadOutcome,
+    /// The ids `(since, upto]` of the bucket the statement saw, ascending (checked reads).
+    pub seen: Vec<i64>,
+}
+
 /// A PostgreSQL read from `start` that also returns its own snapshot's bounds, in one
 /// statement: `pg_current_snapshot()` is the statement's active snapshot, the very one
 /// the read sees rows through (see [`super::cursor`] for what it proves).
 ///
 /// `WITH s AS (SELECT pg_current_snapshot() AS snap) SELECT b.*, xmin, next_xid FROM s
 /// LEFT JOIN LATERAL (<batch>) b ON true`: one row with null columns when the batch is
-/// empty.
+/// empty. With `check = Some((since, upto))` the snapshot row also lists the bucket's
+/// visible ids in `(since, upto]` (ids only: the rows themselves are not sent), through
+/// the same snapshot.
 ///
 /// `next_xid` is the next transaction id to be assigned, read after the snapshot was
 /// taken: `xmax + age(xmax)`, since `age(xid)` counts from that counter (PostgreSQL's
@@ -170,17 +181,36 @@ pub(crate) async fn next_batch_postgres(
     tables: &OutboxTables,
     bucket: i32,
     start: Option<i64>,
+    check: Option<(i64, i64)>,
     limit: usize,
-) -> Result<(Vec<OutboxMessage>, ReadOutcome), StoreError> {
+) -> Result<PostgresRead, StoreError> {
     let inner = batch_select(tables, bucket, start, limit.max(1));
-    let (inner_sql, values) = inner.build(PostgresQueryBuilder);
+    let (inner_sql, mut values) = inner.build(PostgresQueryBuilder);
+    let seen_column = match check {
+        Some((since, upto)) => {
+            let n = values.0.len();
+            values.0.push(bucket.into());
+            values.0.push(since.into());
+            values.0.push(upto.into());
+            format!(
+                ", (SELECT string_agg(c.id::text, ',' ORDER BY c.id) FROM {table} AS c \
+                 WHERE c.bucket = ${} AND c.id > ${} AND c.id <= ${}) AS seen",
+                n + 1,
+                n + 2,
+                n + 3,
+                table = quoted_messages_table(tables),
+            )
+        }
+        None => String::new(),
+    };
     let sql = format!(
-        "WITH s AS MATERIALIZED (SELECT pg_current_snapshot() AS snap) \
+        "WITH s AS MATERIALIZED (SELECT pg_current_snapshot() AS snap{seen_column}) \
          SELECT b.*, pg_snapshot_xmin(s.snap)::text::bigint AS snap_xmin, \
          pg_snapshot_xmax(s.snap)::text::bigint \
          + age((pg_snapshot_xmax(s.snap)::text::bigint % 4294967296)::text::xid) \
-         AS snap_next_xid \
-         FROM s LEFT JOIN LATERAL ({inner_sql}) AS b ON true"
+         AS snap_next_xid{} \
+         FROM s LEFT JOIN LATERAL ({inner_sql}) AS b ON true",
+        if check.is_some() { ", s.seen" } else { "" },
     );
     let stmt = Statement::from_sql_and_values(DbBackend::Postgres, sql, values);
     let rows = db.query_all_raw(stmt).await.map_err(unavailable)?;
@@ -191,6 +221,12 @@ pub(crate) async fn next_batch_postgres(
     })?;
     let xmin: i64 = first.try_get("", "snap_xmin").map_err(unavailable)?;
     let next_xid: i64 = first.try_get("", "snap_next_xid").map_err(unavailable)?;
+    let seen = if check.is_some() {
+        let list: Option<String> = first.try_get("", "seen").map_err(unavailable)?;
+        parse_ids(list.as_deref().unwrap_or(""))?
+    } else {
+        Vec::new()
+    };
     let empty = first
         .try_get::<Option<i64>>("", "id")
         .map_err(unavailable)?
@@ -207,7 +243,25 @@ pub(crate) async fn next_batch_postgres(
         xmin,
         next_xid,
     };
-    Ok((batch, outcome))
+    Ok(PostgresRead {
+        batch,
+        outcome,
+        seen,
+    })
+}
+
+/// `"1,2,3"` (from `string_agg`) as ids; empty for none.
+fn parse_ids(list: &str) -> Result<Vec<i64>, StoreError> {
+    list.split(',')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            part.parse::<i64>().map_err(|e| {
+                unavailable(DbErr::Custom(format!(
+                    "the checked read listed an id that is not a number ({part:?}): {e}"
+                )))
+            })
+        })
+        .collect()
 }
 
 /// Rows one delete statement names (two parameters each: 8,001 in all, far below every

@@ -15,12 +15,13 @@
 //!   it, so ids become visible in order.
 //! * MySQL/MariaDB: at the head, always. A query there cannot read the bounds of its
 //!   snapshot, so nothing cheap shows that no lower id is still uncommitted.
-//! * PostgreSQL: at `after` when it is at or below the safe point, else at the head.
+//! * PostgreSQL: at `after` when it is at or below the safe point; past `after`, with the
+//!   ids between the safe point and `after` checked in the same statement, when a
+//!   matured record covers `after`; else at the head.
 //!   Each read returns its own snapshot's xmin and the next transaction id to be
 //!   assigned, in the same statement, and the store keeps per bucket, in this instance,
 //!   the highest id below which every row that will ever commit has been returned (see
-//!   [`cursor`] for the proof). With short writer transactions the safe point trails the
-//!   cursor by about a batch, so a fetch stays cheap however many dead index entries a
+//!   [`cursor`] for the proof). A fetch stays cheap however many dead index entries a
 //!   long read-only transaction keeps at the head of the bucket. A transaction that holds
 //!   a transaction id for long pins the safe point until it ends; a new store instance
 //!   starts at the head.
@@ -71,6 +72,7 @@ pub enum StoreSetupError {
     },
 }
 use crate::tables::OutboxTables;
+use cursor::ReadPlan;
 
 /// Statements' `IN (...)` lists are cut at this many values, far below every backend's
 /// parameter limit.
@@ -329,27 +331,50 @@ impl OutboxStore for SeaOrmStore {
         // - MySQL/MariaDB offers no cheap way to tell whether a lower id is still
         //   uncommitted (no snapshot bounds a query can read): always the head.
         // - PostgreSQL: from the bucket's safe point, proved with snapshots ([`cursor`]).
-        let start = match i.backend {
-            Backend::Sqlite => after,
-            Backend::MySql => None,
-            Backend::Postgres => self.safe_points().start(bucket, after),
+        let plan = match i.backend {
+            Backend::Sqlite => after.map_or(ReadPlan::Head, ReadPlan::From),
+            Backend::MySql => ReadPlan::Head,
+            Backend::Postgres => self.safe_points().plan(bucket, after),
+        };
+        let (start, check) = match plan {
+            ReadPlan::Head => (None, None),
+            ReadPlan::From(a) => (Some(a), None),
+            ReadPlan::Checked { since, after } => (Some(after), Some((since, after))),
         };
         let span = debug_span!(
             "outbox_store.next_batch",
             bucket,
             after,
             read_from = start,
+            checked_from = check.map(|(since, _)| since),
             batch_size = limit
         );
         async {
+            let tables = i.schema.tables();
             if i.backend != Backend::Postgres {
-                return batches::next_batch(&i.db, i.schema.tables(), bucket, start, limit).await;
+                return batches::next_batch(&i.db, tables, bucket, start, limit).await;
             }
-            let (batch, read) =
-                batches::next_batch_postgres(&i.db, i.schema.tables(), bucket, start, limit)
-                    .await?;
-            self.safe_points().observe(bucket, read);
-            Ok(batch)
+            let read =
+                batches::next_batch_postgres(&i.db, tables, bucket, start, check, limit).await?;
+            let ids: Vec<i64> = read.batch.iter().map(|m| m.id).collect();
+            let Some(range) = check else {
+                self.safe_points().observe(bucket, read.outcome, &ids);
+                return Ok(read.batch);
+            };
+            if self
+                .safe_points()
+                .observe_checked(bucket, read.outcome, range, &read.seen, &ids)
+            {
+                return Ok(read.batch);
+            }
+            // A row may have committed late below the cursor (or the check could not
+            // prove otherwise): its rows are not used; read from the head.
+            tracing::debug!(bucket, "checked read refused: reading from the head");
+            let head =
+                batches::next_batch_postgres(&i.db, tables, bucket, None, None, limit).await?;
+            let ids: Vec<i64> = head.batch.iter().map(|m| m.id).collect();
+            self.safe_points().observe(bucket, head.outcome, &ids);
+            Ok(head.batch)
         }
         .instrument(span)
         .await

@@ -14,6 +14,7 @@ mod bulk_enqueue;
 mod competing;
 mod contract;
 mod cursor;
+mod cursor_checked;
 mod cursor_newer_xid;
 mod external_writer;
 mod inbox;
