@@ -102,7 +102,10 @@ pub async fn copy_buckets(
         .select_from(select)
         .unwrap()
         .to_owned();
-    db.execute(&insert).await.unwrap();
+    // One session copies, analyzes and then reports its statistics at once (they are
+    // otherwise sent up to a second later, into the counters of the run that follows).
+    let txn = db.begin().await.unwrap();
+    txn.execute(&insert).await.unwrap();
     // Statistics, as autovacuum gathers them within a minute of a table's first 50
     // writes: on a table that was never analyzed PostgreSQL guesses 286 of 100,000 rows
     // for a cursor read (`bucket = $1 AND id > $2`), below its LIMIT, and plans a bitmap
@@ -114,10 +117,14 @@ pub async fn copy_buckets(
             Some(schema) => format!("\"{schema}\".\"{}\"", to.messages()),
             None => format!("\"{}\"", to.messages()),
         };
-        db.execute_unprepared(&format!("ANALYZE {table}"))
+        txn.execute_unprepared(&format!("ANALYZE {table}"))
+            .await
+            .unwrap();
+        txn.execute_unprepared("SELECT pg_stat_force_next_flush()")
             .await
             .unwrap();
     }
+    txn.commit().await.unwrap();
 }
 
 pub async fn count(db: &impl ConnectionTrait, tables: &OutboxTables) -> u64 {

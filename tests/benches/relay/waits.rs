@@ -2,7 +2,7 @@
 //! sessions are doing (PostgreSQL's `pg_stat_activity`, every 20 ms: on CPU, waiting on
 //! a lock, on WAL I/O, or idle waiting for their client), how busy the pool of the
 //! drain's own connection is, the work the server did (`pg_stat_database`: transactions,
-//! rows scanned and fetched, buffers; `pg_stat_wal`: WAL bytes), and the CPU each
+//! rows scanned and fetched, buffers; the WAL position: WAL bytes), and the CPU each
 //! program on the machine used (from `/proc`: PostgreSQL's processes, the broker's JVM,
 //! this process, the rest).
 //!
@@ -201,7 +201,9 @@ async fn sample_sessions(db: DatabaseConnection, stop: Arc<AtomicBool>) -> BTree
 }
 
 /// PostgreSQL's cumulative counters for this database (`pg_stat_database`) and the WAL
-/// written (`pg_stat_wal`): what a drain made the server do, whatever its sessions.
+/// written (the insert position, exact at once; `pg_stat_wal` counts a session's WAL only
+/// when it reports, up to a second later, and once billed a table copy's 130 MB to the
+/// drain after it): what a drain made the server do, whatever its sessions.
 #[derive(Debug, Clone, Copy)]
 struct DatabaseCounters {
     transactions: i64,
@@ -216,7 +218,7 @@ impl DatabaseCounters {
     async fn read(db: &DatabaseConnection) -> Option<DatabaseCounters> {
         let sql = "SELECT (xact_commit + xact_rollback)::bigint AS t, tup_returned::bigint AS s, \
               tup_fetched::bigint AS f, tup_deleted::bigint AS d, (blks_hit + blks_read)::bigint AS b, \
-              (SELECT wal_bytes::bigint FROM pg_stat_wal) AS w \
+              pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint AS w \
             FROM pg_stat_database WHERE datname = current_database()";
         let row = db
             .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
