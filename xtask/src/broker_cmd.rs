@@ -3,7 +3,7 @@
 //! caller names.
 
 use crate::cli::Args;
-use crate::{root, secs};
+use crate::workspace::{root, secs};
 use anyhow::{Context, Result};
 use std::path::Path;
 use std::process::ExitCode;

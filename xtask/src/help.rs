@@ -13,6 +13,8 @@ COMMANDS:
     demo      The main job: a service enqueues, the relay publishes, a consumer prints
     bench     Benchmark the relay against a database and the broker; prints a table and
               writes target/bench/latest.json
+    arch      Check the workspace's shape: no file-level import circle in any crate,
+              no production file over 600 lines, no test asserting a cfg!(feature)
     help      Print this help; `cargo xtask help <COMMAND>` for a command's help
 
 GLOBAL OPTIONS:
@@ -41,7 +43,7 @@ STEPS (each printed with its duration; any failure exits non-zero):
        --brokers is given or it already runs; a broker started here is stopped at the
        end, also when a step fails
     3. second broker: Tansu on 127.0.0.1:19192 when free, likewise
-    4. lint (skipped with --no-lint): cargo fmt --all --check;
+    4. lint (skipped with --no-lint): cargo xtask arch; cargo fmt --all --check;
        cargo deny check licenses bans sources; cargo clippy --workspace --all-targets
        --locked -- -D warnings
     5. tests: cargo nextest run --workspace --locked --no-fail-fast, on Apache Kafka

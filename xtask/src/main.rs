@@ -4,21 +4,23 @@
 //! One file per job: [`cli`] parses the command line, [`help`] holds the help texts,
 //! [`broker_cmd`] runs `cargo xtask broker ...`, [`services`] makes sure the databases run,
 //! [`tools`] runs cargo and friends, [`pipeline`] strings the steps of `test`, `bench` and
-//! `demo` together. The broker itself (install, probe, process) is the `xtask` library.
+//! `demo` together, [`arch`] checks the workspace's shape (no import circles, small
+//! production files), [`workspace`] says where the workspace is. The broker itself
+//! (install, probe, process) is the `xtask` library.
 
+mod arch;
 mod broker_cmd;
 mod cli;
 mod help;
 mod pipeline;
 mod services;
 mod tools;
+mod workspace;
 
 use anyhow::{Result, bail};
 use cli::parse_args;
 use help::{BENCH_HELP, BROKER_HELP, DEMO_HELP, HELP, TEST_HELP};
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 fn main() -> ExitCode {
     match run() {
@@ -83,6 +85,15 @@ fn run() -> Result<ExitCode> {
             reject(!args.bench.is_empty(), "a bench option")?;
             pipeline::cmd_demo(&args)
         }
+        ["arch"] => {
+            reject(args.port.is_some(), "--port")?;
+            reject(args.kind.is_some(), "--kind")?;
+            reject(args.fresh, "--fresh")?;
+            reject(args.no_lint, "--no-lint")?;
+            reject(!args.bench.is_empty(), "a bench option")?;
+            arch::check(&workspace::root())?;
+            Ok(ExitCode::SUCCESS)
+        }
         ["bench"] => {
             reject(args.port.is_some(), "--port")?;
             reject(args.fresh, "--fresh")?;
@@ -106,12 +117,4 @@ fn reject(present: bool, what: &str) -> Result<()> {
         bail!("{what} does not apply to this command (see --help)");
     }
     Ok(())
-}
-
-pub(crate) fn root() -> PathBuf {
-    xtask::workspace_root()
-}
-
-pub(crate) fn secs(since: Instant) -> f64 {
-    since.elapsed().as_secs_f64()
 }

@@ -5,7 +5,7 @@ use crate::broker_cmd::{broker_version, ensure_broker, kind, stop_started};
 use crate::cli::Args;
 use crate::services::{MYSQL_URL, POSTGRES_URL, REDIS_URL, ensure_databases};
 use crate::tools::{CARGO_DENY, NEXTEST, cargo, run_cmd};
-use crate::{root, secs};
+use crate::workspace::{root, secs};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -278,7 +278,8 @@ pub(crate) fn cmd_test(args: &Args) -> Result<ExitCode> {
     let outcome = (|| -> Result<()> {
         match &deny {
             None => steps.skip("lint", "--no-lint"),
-            Some(deny) => steps.run("lint (rustfmt, cargo-deny, clippy)", || {
+            Some(deny) => steps.run("lint (shape, rustfmt, cargo-deny, clippy)", || {
+                crate::arch::check(&root)?;
                 run_cmd(
                     Command::new(&cargo)
                         .args(["fmt", "--all", "--check"])

@@ -6,7 +6,7 @@
 //! * MariaDB on 127.0.0.1:3306, `root` with an empty password over TCP, database `test`;
 //! * Redis on 127.0.0.1:6379, no persistence.
 
-use crate::secs;
+use crate::workspace::secs;
 use anyhow::{Context, Result, bail};
 use std::fs;
 use std::path::{Path, PathBuf};

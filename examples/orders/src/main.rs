@@ -28,9 +28,7 @@ use uuid::Uuid;
 use crate::consumer::Consumer;
 use crate::orders::{Placed, place_order};
 use crate::report::{Progress, Summary};
-
-pub(crate) const TOPIC: &str = "orders";
-const PARTITIONS: i32 = 8;
+use crate::topic::{PARTITIONS, TOPIC};
 
 #[derive(Debug, Parser)]
 #[command(about = "Transactional outbox demo: orders service, relay and deduplicating consumer")]

@@ -34,7 +34,7 @@ pub async fn write_corrupt_row(
             &message_id,
             schema.bucket_count(),
         ),
-        topic: crate::TOPIC.to_owned(),
+        topic: crate::topic::TOPIC.to_owned(),
         key: Some(CUSTOMER.as_bytes().to_vec()),
         value: Some(br#"{"order_id":"written-by-another-program"}"#.to_vec()),
         // Version byte 0xff: no build of this library can decode it.

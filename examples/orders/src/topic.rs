@@ -3,6 +3,11 @@
 use rskafka::client::Client;
 use rskafka::client::error::{Error, ProtocolError};
 
+/// The topic the demo's events go to (the orders service and the poison scene write it).
+pub(crate) const TOPIC: &str = "orders";
+/// Its partition count, made sure of at start.
+pub(crate) const PARTITIONS: i32 = 8;
+
 /// Makes sure `topic` exists with at least `partitions` partitions.
 ///
 /// Asks the metadata first and creates the topic only when it is missing: rskafka logs
