@@ -6,6 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use outbox_seaorm::{Backend, OutboxTables, ddl};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Statement};
 
+use super::poll::eventually;
+
 /// A scenario's own outbox tables (unique names, so scenarios share one database) and
 /// its own topic on `brokers`.
 #[derive(Debug)]
@@ -179,7 +181,7 @@ impl FaultEnv {
     /// Waits until the messages table is empty; returns whether it became empty within
     /// `within`.
     pub async fn wait_drained(&self, within: Duration) -> bool {
-        super::eventually(within, || async { self.pending().await == 0 }).await
+        eventually(within, || async { self.pending().await == 0 }).await
     }
 
     /// Drops the scenario's tables (best effort; the names are unique anyway).

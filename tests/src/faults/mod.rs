@@ -10,38 +10,24 @@
 //! | [`checker`] | reads the topic back and checks no loss, per-key order of first deliveries, message ids, duplicates |
 //! | [`Scenario`] | what every scenario repeats: its deadline, relays and writer on one bucket count, the fair lease split, draining and checking the topic |
 //!
-//! Everything has a deadline, so a hung scenario fails instead of hanging.
+//! Everything has a deadline ([`eventually`] polls a condition until one), so a hung
+//! scenario fails instead of hanging.
+//!
+//! This module only declares the pieces and re-exports them. They import each other
+//! directly and one way: `poll` at the bottom, `env` on it, `relay` and `writer` on
+//! `env`, `checker` on `writer`'s report, and `scenario` on top of all of them.
 
 pub mod checker;
 mod env;
+mod poll;
 mod relay;
 mod scenario;
 mod writer;
 
 pub use env::FaultEnv;
+pub use poll::eventually;
 pub use relay::{RelayProcess, RelaySpec};
 pub use scenario::{Scenario, acknowledged, await_acknowledged, log_tails, run_within};
 /// Message ids, for tests whose crate does not depend on `uuid` itself.
 pub use uuid::Uuid;
 pub use writer::{Committed, Writer, WriterReport};
-
-use std::time::{Duration, Instant};
-
-/// Polls `check` every 100 ms until it holds or `within` has passed; returns whether it
-/// held.
-pub async fn eventually<F, Fut>(within: Duration, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + within;
-    loop {
-        if check().await {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use super::FaultEnv;
+use super::env::FaultEnv;
 pub use crate::endpoint::free_port;
 use crate::endpoint::http_get;
 
@@ -299,12 +299,5 @@ fn strip_ansi(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn strips_ansi() {
-        assert_eq!(
-            super::strip_ansi("\u{1b}[2mowned\u{1b}[0m=[1, 2]"),
-            "owned=[1, 2]"
-        );
-    }
-}
+#[path = "relay_tests.rs"]
+mod tests;

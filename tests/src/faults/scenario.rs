@@ -9,7 +9,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::checker::{self, Published, Verdict};
-use super::{FaultEnv, RelayProcess, RelaySpec, Writer, WriterReport, eventually};
+use super::env::FaultEnv;
+use super::poll::eventually;
+use super::relay::{RelayProcess, RelaySpec};
+use super::writer::{Writer, WriterReport};
 
 /// How long the backlog may take to drain once the writer stopped.
 const DRAIN_WITHIN: Duration = Duration::from_secs(30);

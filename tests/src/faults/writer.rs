@@ -10,7 +10,7 @@ use sea_orm::DatabaseConnection;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use super::FaultEnv;
+use super::env::FaultEnv;
 
 /// One record the writer enqueued: key `k<n>`, its per-key sequence number, and the
 /// message id it set. The value on the topic is `"<key>:<seq>"`.

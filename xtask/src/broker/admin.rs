@@ -4,7 +4,8 @@
 //! run of a tool from the same jars as the broker (a second or two), so tests use them
 //! for setup, not in loops.
 
-use super::{Broker, BrokerKind};
+use super::kind::BrokerKind;
+use super::process::Broker;
 use anyhow::{Context, Result, bail};
 use std::process::Stdio;
 

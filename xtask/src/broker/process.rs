@@ -8,12 +8,13 @@
 //! as on a real cluster, and clients reconnect to the address they had. (Tansu's memory
 //! engine keeps nothing across a restart, whatever the directory holds.)
 
+use super::install::{ensure_installed, installed as tansu_installed};
 use super::kafka_config::{KafkaPorts, KafkaSettings, new_cluster_id};
-use super::kafka_install::{KafkaHome, ensure_kafka_installed, run_logged};
+use super::kafka_install::{KafkaHome, ensure_kafka_installed, kafka_installed, run_logged};
+use super::kind::BrokerKind;
 use super::ports::{pick_free_port, pick_port_other_than, port_free};
-use super::probe::ready;
+use super::probe::{api_versions, ready};
 use super::procfs::{proc_state, process_alive};
-use super::{BrokerKind, tansu_installed};
 use anyhow::{Context, Result, bail, ensure};
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -181,7 +182,7 @@ impl Broker {
     pub fn start(spec: &BrokerSpec) -> Result<Broker> {
         let launch = match spec.kind {
             BrokerKind::Kafka => Launch::Kafka(ensure_kafka_installed()?),
-            BrokerKind::Tansu => Launch::Tansu(super::ensure_installed(&crate::workspace_root())?),
+            BrokerKind::Tansu => Launch::Tansu(ensure_installed(&crate::workspace_root())?),
         };
         fs::create_dir_all(&spec.dir)
             .with_context(|| format!("creating {}", spec.dir.display()))?;
@@ -261,7 +262,7 @@ impl Broker {
         let kind = BrokerKind::parse(fs::read_to_string(dir.join("kind")).ok()?.trim()).ok()?;
         let ports = KafkaPorts::parse(&fs::read_to_string(dir.join("ports")).ok()?)?;
         let launch = match kind {
-            BrokerKind::Kafka => Launch::Kafka(super::kafka_installed()?),
+            BrokerKind::Kafka => Launch::Kafka(kafka_installed()?),
             BrokerKind::Tansu => Launch::Tansu(tansu_installed(&crate::workspace_root())?),
         };
         Some(Broker {
@@ -432,7 +433,7 @@ impl Broker {
     fn ready_once(&self, sasl: bool, timeout: Duration) -> Result<()> {
         if sasl {
             ready(&self.admin_addr(), timeout)?;
-            super::api_versions(&self.addr(), timeout)
+            api_versions(&self.addr(), timeout)
         } else {
             ready(&self.addr(), timeout)
         }
@@ -687,29 +688,5 @@ fn prepare_kafka(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_log_errors_name_the_first_error_and_its_cause() {
-        let log = "[2026-12-06 03:00:00,000] INFO starting (kafka.Kafka)\n\
-             [2026-12-06 03:00:01,000] ERROR [KafkaRaftServer nodeId=1] Fatal error during startup (kafka.server.KafkaRaftServer)\n\
-             org.apache.kafka.common.KafkaException: Socket server failed to bind to 127.0.0.1:41413: Address already in use.\n\
-             \tat kafka.network.Acceptor.openServerSocket(SocketServer.scala:737)\n\
-             Caused by: java.net.BindException: Address already in use\n\
-             [2026-12-06 03:00:02,000] INFO shutting down (kafka.Kafka)\n";
-        let errors = errors_in(log, 8);
-        assert!(errors.contains("Fatal error during startup"), "{errors}");
-        assert!(
-            errors.contains("failed to bind to 127.0.0.1:41413"),
-            "{errors}"
-        );
-        assert!(
-            errors.contains("Caused by: java.net.BindException"),
-            "{errors}"
-        );
-        assert!(!errors.contains("openServerSocket"), "{errors}");
-        assert!(!errors.contains("shutting down"), "{errors}");
-        assert_eq!(errors_in("[x] INFO fine\n", 8), "");
-    }
-}
+#[path = "process_tests.rs"]
+mod tests;
