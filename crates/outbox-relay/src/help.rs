@@ -9,8 +9,9 @@
 use clap::{Arg, Command, CommandFactory};
 use outbox_core::{OutboxSchema, RelayOptions};
 
+use crate::cli::options::Cli;
 use crate::config::{
-    Cli, DEFAULT_BACKLOG_SAMPLING, DEFAULT_CLIENT_ID, DEFAULT_LISTEN, DEFAULT_MIGRATE,
+    DEFAULT_BACKLOG_SAMPLING, DEFAULT_CLIENT_ID, DEFAULT_LISTEN, DEFAULT_MIGRATE,
     DEFAULT_SHUTDOWN_GRACE, DEFAULT_TLS, park_policy_name,
 };
 use crate::duration::format_duration;
