@@ -1,19 +1,24 @@
 //! `outbox-relay`: the relay as its own process, for deployments where writers and
 //! relays run separately. See `outbox-relay --help` for every option and its default.
 //!
-//! One job per file: `config` reads flags, environment and the TOML file, `help` puts
-//! every default into `--help`, `logging` sets up the log lines, `run` starts and stops
-//! the relay, `dependencies` connects the database and the brokers with retries and
-//! watches them, `probe` says where they are and whether they accept connections,
-//! `readiness` and `http` answer the probes, `connect` builds the store and the
-//! publisher, `notify` the commit-notification transport, `parked` runs the operator
-//! commands on parked rows, `status` renders the outbox at a glance, and `table` aligns
-//! their text output.
+//! One job per file: `cli` is the command line as clap parses it (flags with their
+//! environment variables, and the operator subcommands), `config` merges it with the
+//! TOML file and checks everything, `help` puts every default into `--help`, `logging`
+//! sets up the log lines, `run` starts and stops the relay, `dependencies` connects the
+//! database and the brokers with retries and watches them, `probe` says where they are
+//! and whether they accept connections, `readiness` and `http` answer the probes,
+//! `connect` builds the store and the publisher, `notify` the commit-notification
+//! transport, `parked` runs the operator commands on parked rows, `status` renders the
+//! outbox at a glance, `format` and `table` write their ages, durations and aligned
+//! columns, and `exit` names the exit statuses.
 
+mod cli;
 mod config;
 mod connect;
 mod dependencies;
 mod duration;
+mod exit;
+mod format;
 mod help;
 mod http;
 mod logging;
@@ -29,14 +34,11 @@ use std::process::ExitCode;
 
 use clap::FromArgMatches;
 
-/// Exit status for invalid configuration (detected before starting).
-const EXIT_CONFIG: u8 = 1;
-/// Exit status for a misconfiguration detected while running (e.g. bucket counts differ).
-const EXIT_FATAL: u8 = 2;
+use crate::exit::EXIT_CONFIG;
 
 fn main() -> ExitCode {
     let matches = help::command().get_matches();
-    let mut cli = match config::Cli::from_arg_matches(&matches) {
+    let mut cli = match cli::options::Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
@@ -63,7 +65,7 @@ fn main() -> ExitCode {
 
 /// `outbox-relay parked ...` or `status`: one operator command against the database, no
 /// broker.
-fn run_operator(cli: &config::Cli, command: &parked::Command) -> ExitCode {
+fn run_operator(cli: &cli::options::Cli, command: &cli::command::Command) -> ExitCode {
     let database = match cli.resolve_database() {
         Ok(database) => database,
         Err(e) => {
@@ -86,16 +88,16 @@ fn run_operator(cli: &config::Cli, command: &parked::Command) -> ExitCode {
             Ok(store) => store,
             Err(e) => {
                 let e = match command {
-                    parked::Command::Status(_) => status::StatusError::from(e).to_string(),
-                    parked::Command::Parked(_) => e.to_string(),
+                    cli::command::Command::Status(_) => status::StatusError::from(e).to_string(),
+                    cli::command::Command::Parked(_) => e.to_string(),
                 };
                 eprintln!("outbox-relay: {e}");
                 return ExitCode::FAILURE;
             }
         };
         let command = match command {
-            parked::Command::Parked(command) => command,
-            parked::Command::Status(args) => {
+            cli::command::Command::Parked(command) => command,
+            cli::command::Command::Status(args) => {
                 let now = outbox_core::Timestamp::now();
                 return match status::run(&store, args, database.lease_duration, now).await {
                     Ok(output) => {

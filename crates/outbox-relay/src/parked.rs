@@ -5,123 +5,13 @@
 //! rendering is pure functions over the rows, tested without a database.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
-use clap::{Args, Subcommand};
-use outbox_core::{ParkReason, ParkedRow, ParkedRows, ParkedSelection, Timestamp};
+use outbox_core::{ParkReason, ParkedRow, ParkedRows, Timestamp};
 use serde_json::{Value, json};
 
-/// Operator commands.
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// One outbox at a glance: live relays, bucket owners, pending and parked rows.
-    ///
-    /// Which relays are alive (heartbeat age), who holds which bucket and until when,
-    /// pending rows and their oldest age per bucket, parked rows, and rows a writer put
-    /// beyond the bucket count. Judged with --lease-duration and --bucket-count, which must
-    /// be the relays' own: a relay is alive, and a lease expired, by the rule the relays
-    /// use to split the buckets. Exits 0 when the tables could be read, 1 when the
-    /// database does not answer or the tables are missing.
-    Status(crate::status::StatusArgs),
-    /// Rows set aside because they failed for good, and the rows of their keys held
-    /// behind them: list, show, requeue, discard.
-    #[command(subcommand)]
-    Parked(ParkedCommand),
-}
-
-/// What to do with parked rows.
-#[derive(Debug, Subcommand)]
-pub enum ParkedCommand {
-    /// Lists parked rows, oldest id first: bucket, key, topic, error, attempts, age.
-    List {
-        /// At most this many rows.
-        #[arg(long, default_value_t = 100)]
-        limit: usize,
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Shows one parked row in full (headers and value included).
-    Show {
-        /// The row's id.
-        id: i64,
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Puts parked rows back under their original ids, in one transaction; a row's
-    /// earlier parked rows of the same key go along, so the key keeps its order.
-    Requeue {
-        #[command(flatten)]
-        selection: Selection,
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Deletes parked rows for good (they are never published). Needs --yes.
-    Discard {
-        #[command(flatten)]
-        selection: Selection,
-        /// Confirms the deletion.
-        #[arg(long)]
-        yes: bool,
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-/// Which parked rows: exactly one of `--key`, `--key-hex`, `--id`, `--all`.
-#[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
-pub struct Selection {
-    /// Every parked row with this key (UTF-8 text), pinned rows excluded.
-    #[arg(long)]
-    key: Option<String>,
-    /// Like --key, for keys that are not text: the bytes in hex, as `list` shows them
-    /// (`0x009f`; the `0x` is optional).
-    #[arg(long, value_name = "HEX", value_parser = parse_hex_key)]
-    key_hex: Option<HexKey>,
-    /// The row with this id.
-    #[arg(long)]
-    id: Option<i64>,
-    /// Every parked row.
-    #[arg(long)]
-    all: bool,
-}
-
-/// A key given in hex (`--key-hex`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HexKey(Vec<u8>);
-
-/// `0x009f` or `009f` as bytes; an odd digit count or a non-hex digit is refused.
-fn parse_hex_key(text: &str) -> Result<HexKey, String> {
-    let digits = text.strip_prefix("0x").unwrap_or(text);
-    if !digits.len().is_multiple_of(2) {
-        return Err(format!("{text:?} has an odd number of hex digits"));
-    }
-    (0..digits.len())
-        .step_by(2)
-        .map(|i| {
-            digits
-                .get(i..i + 2)
-                .and_then(|pair| u8::from_str_radix(pair, 16).ok())
-                .ok_or_else(|| format!("{text:?} is not hex"))
-        })
-        .collect::<Result<Vec<u8>, String>>()
-        .map(HexKey)
-}
-
-impl Selection {
-    fn to_core(&self) -> ParkedSelection {
-        match (&self.key, &self.key_hex, self.id) {
-            (Some(key), _, _) => ParkedSelection::Key(key.as_bytes().to_vec()),
-            (None, Some(HexKey(key)), _) => ParkedSelection::Key(key.clone()),
-            (None, None, Some(id)) => ParkedSelection::Id(id),
-            (None, None, None) => ParkedSelection::All,
-        }
-    }
-}
+use crate::cli::parked::ParkedCommand;
+use crate::format::{age, millis};
+use crate::table::aligned;
 
 /// Why a command did nothing.
 #[derive(Debug, thiserror::Error)]
@@ -216,22 +106,6 @@ fn bytes_text(bytes: Option<&[u8]>) -> String {
     }
 }
 
-/// `3m12s`, `2h05m`, `4d03h`: how long ago `at` was.
-pub(crate) fn age(at: Timestamp, now: Timestamp) -> String {
-    short_duration(now.saturating_duration_since(at))
-}
-
-/// `3m12s`, `2h05m`, `4d03h`: a duration, coarser as it grows.
-pub(crate) fn short_duration(d: Duration) -> String {
-    let secs = d.as_secs();
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3_600 => format!("{}m{:02}s", secs / 60, secs % 60),
-        3_600..86_400 => format!("{}h{:02}m", secs / 3_600, secs % 3_600 / 60),
-        _ => format!("{}d{:02}h", secs / 86_400, secs % 86_400 / 3_600),
-    }
-}
-
 fn attempts(reason: &ParkReason) -> u32 {
     match reason {
         ParkReason::Failed(f) => f.attempts,
@@ -273,7 +147,7 @@ pub fn render_table(rows: &[ParkedRow], now: Timestamp) -> String {
             ]
         })
         .collect();
-    crate::table::aligned("", header, &cells)
+    aligned("", header, &cells)
 }
 
 /// One row in full.
@@ -321,10 +195,6 @@ pub fn render_row(row: &ParkedRow, now: Timestamp) -> String {
     out.trim_end().to_owned()
 }
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
 /// One row as JSON: ids, key and value as text or hex, the reason in fields.
 pub fn row_json(row: &ParkedRow, now: Timestamp) -> Value {
     let m = &row.message;
@@ -363,195 +233,5 @@ pub fn row_json(row: &ParkedRow, now: Timestamp) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use outbox_core::testing::MemoryStore;
-    use outbox_core::{
-        LeaseRequest, OutboxMessage, OutboxStore, ParkRequest, ParkRow, ParkedFailure, Uuid,
-    };
-
-    const NOW: Timestamp = Timestamp::from_millis(1_765_000_200_000);
-
-    fn message(id: i64, key: &[u8]) -> OutboxMessage {
-        OutboxMessage {
-            id,
-            message_id: Uuid::from_u128(id as u128),
-            bucket: 0,
-            topic: "orders".into(),
-            key: Some(key.to_vec()),
-            value: Some(b"{}".to_vec()),
-            headers: Some(vec![0xff, 0, 0]),
-            partition: None,
-            created_at: Timestamp::from_millis(1_765_000_000_000),
-            store_ref: None,
-        }
-    }
-
-    fn parked(id: i64, key: &[u8], reason: ParkReason) -> ParkedRow {
-        ParkedRow {
-            message: message(id, key),
-            reason,
-            parked_at: Timestamp::from_millis(1_765_000_008_000),
-        }
-    }
-
-    fn failed() -> ParkReason {
-        ParkReason::Failed(ParkedFailure {
-            error: "the row's headers cannot be decoded".into(),
-            attempts: 3,
-            first_failed_at: Timestamp::from_millis(1_765_000_001_000),
-            last_failed_at: Timestamp::from_millis(1_765_000_007_000),
-        })
-    }
-
-    #[test]
-    fn the_table_aligns_and_shows_keys_as_text_or_hex() {
-        let rows = [
-            parked(7, b"K", failed()),
-            parked(9, &[0, 159], ParkReason::HeldBehind { blocking_id: 7 }),
-        ];
-        let table = render_table(&rows, NOW);
-        let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines.len(), 3, "{table}");
-        assert!(lines[0].starts_with("ID  BUCKET  KEY"), "{table}");
-        assert!(
-            lines[1].contains(" K ") && lines[1].contains("3m12s"),
-            "{table}"
-        );
-        assert!(
-            lines[1].contains("headers cannot be decoded (failed 3 times)"),
-            "{table}"
-        );
-        assert!(lines[2].contains("0x009f") && lines[2].contains("held behind parked row 7"));
-        let column = |line: &str| line.find("orders").unwrap();
-        assert_eq!(column(lines[1]), column(lines[2]), "aligned:\n{table}");
-        assert_eq!(render_table(&[], NOW), "no parked rows");
-    }
-
-    #[test]
-    fn json_carries_every_field() {
-        let v = row_json(&parked(7, b"K", failed()), NOW);
-        assert_eq!(v["id"], 7);
-        assert_eq!(v["key"], "K");
-        assert_eq!(v["reason"], "failed");
-        assert_eq!(v["attempts"], 3);
-        assert_eq!(v["age_ms"], 192_000);
-        assert_eq!(v["headers"], "0xff0000");
-        let held = row_json(
-            &parked(9, b"K", ParkReason::HeldBehind { blocking_id: 7 }),
-            NOW,
-        );
-        assert_eq!(held["held_behind"], 7);
-        assert!(held["error"].is_null());
-        let shown = render_row(&parked(7, b"K", failed()), NOW);
-        assert!(shown.contains("undecodable"), "{shown}");
-    }
-
-    #[test]
-    fn a_key_that_is_not_text_is_selected_in_hex_as_the_table_shows_it() {
-        #[derive(Debug, clap::Parser)]
-        struct Cli {
-            #[command(subcommand)]
-            command: ParkedCommand,
-        }
-        let selection = |args: &[&str]| -> Result<ParkedSelection, clap::Error> {
-            let argv = ["parked", "requeue"].iter().chain(args);
-            match <Cli as clap::Parser>::try_parse_from(argv)?.command {
-                ParkedCommand::Requeue { selection, .. } => Ok(selection.to_core()),
-                other => panic!("{other:?}"),
-            }
-        };
-        // The table's rendering of the key, fed back, selects the same bytes.
-        let shown = bytes_text(Some(&[0, 159]));
-        assert_eq!(
-            selection(&["--key-hex", &shown]).unwrap(),
-            ParkedSelection::Key(vec![0, 159])
-        );
-        assert_eq!(
-            selection(&["--key-hex", "ff"]).unwrap(),
-            ParkedSelection::Key(vec![255])
-        );
-        assert!(selection(&["--key-hex", "0xf"]).is_err(), "odd digit count");
-        assert!(selection(&["--key-hex", "zz"]).is_err(), "not hex");
-        assert!(
-            selection(&["--key-hex", "ff", "--key", "K"]).is_err(),
-            "one selection only"
-        );
-    }
-
-    #[tokio::test]
-    async fn commands_run_on_the_operator_api() {
-        let store = MemoryStore::new();
-        let id = store.enqueue(message(0, b"K"));
-        let request = LeaseRequest {
-            relay_id: "r",
-            bucket_count: 8,
-            lease_duration: Duration::from_secs(30),
-            now: NOW,
-            busy: &[],
-        };
-        store.acquire_leases(&request).await.unwrap();
-        let row = ParkRow {
-            message: OutboxMessage {
-                id,
-                ..message(0, b"K")
-            },
-            reason: failed(),
-        };
-        let rows = [row];
-        let park = ParkRequest {
-            relay_id: "r",
-            now: NOW,
-            bucket: 0,
-            rows: &rows,
-        };
-        store.park_rows(&park).await.unwrap();
-        let list = run(
-            &store,
-            &ParkedCommand::List {
-                limit: 10,
-                json: true,
-            },
-            NOW,
-        )
-        .await
-        .unwrap();
-        let parsed: Value = serde_json::from_str(&list).unwrap();
-        assert_eq!(parsed.as_array().unwrap().len(), 1);
-        let everything = || Selection {
-            key: None,
-            key_hex: None,
-            id: None,
-            all: true,
-        };
-        let refused = run(
-            &store,
-            &ParkedCommand::Discard {
-                selection: everything(),
-                yes: false,
-                json: false,
-            },
-            NOW,
-        )
-        .await;
-        assert!(matches!(refused, Err(CommandError::NotConfirmed)));
-        assert_eq!(store.parked().len(), 1, "nothing discarded without --yes");
-        let requeued = run(
-            &store,
-            &ParkedCommand::Requeue {
-                selection: Selection {
-                    key: Some("K".into()),
-                    key_hex: None,
-                    id: None,
-                    all: false,
-                },
-                json: true,
-            },
-            NOW,
-        )
-        .await
-        .unwrap();
-        assert_eq!(requeued, format!(r#"{{"requeued":[{id}]}}"#));
-        assert_eq!(store.pending_count(), 1);
-    }
-}
+#[path = "parked_tests.rs"]
+mod tests;

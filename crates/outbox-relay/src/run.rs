@@ -14,10 +14,11 @@ use crate::dependencies::{
     Database, check_brokers, check_database, connect_brokers, connect_database, until_connected,
     watch,
 };
+use crate::exit::{EXIT_CONFIG, EXIT_FATAL};
 use crate::notify::spawn_relay;
 use crate::probe::redact_url;
 use crate::readiness::{Dependency, Readiness};
-use crate::{EXIT_CONFIG, EXIT_FATAL, connect, http};
+use crate::{connect, http};
 
 /// How often the relay's readiness and liveness are copied to the probes.
 const PROBE_REFRESH: Duration = Duration::from_millis(200);

@@ -28,16 +28,5 @@ pub fn aligned<const N: usize>(indent: &str, header: [&str; N], rows: &[[String;
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn columns_align_on_the_widest_cell() {
-        let table = aligned(
-            "  ",
-            ["A", "BB"],
-            &[["xyz".into(), "1".into()], ["q".into(), "".into()]],
-        );
-        assert_eq!(table, "  A    BB\n  xyz  1\n  q");
-    }
-}
+#[path = "table_tests.rs"]
+mod tests;
