@@ -1,53 +1,24 @@
-//! `Relay::builder`: options, companion tasks and the writer, in one chain.
+//! The entry point, [`Relay`]: `Relay::builder` (options, companion tasks and the
+//! writer, in one chain) and its shortcut `Relay::spawn`.
 
 use std::fmt;
 use std::sync::Arc;
 
-use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
-use super::RelayError;
-use super::handle::{Relay, RelayHandle, start};
-use super::local_notifier::LocalNotifier;
+use super::companion::{Companion, CompanionContext};
+use super::error::RelayError;
+use super::handle::RelayHandle;
+use super::spawn::start;
 use crate::notifier::CommitNotifier;
 use crate::options::RelayOptions;
 use crate::publisher::Publisher;
 use crate::store::OutboxStore;
 use crate::writer::BindWriter;
 
-/// What a companion sees when the relay starts it: the relay's notifier (which it may
-/// feed or drain), the options and id, and the runtime to spawn on.
-#[derive(Debug)]
-pub struct CompanionContext<'a> {
-    pub(super) notifier: &'a Arc<LocalNotifier>,
-    pub(super) options: &'a RelayOptions,
-    pub(super) runtime: &'a Handle,
-}
-
-impl CompanionContext<'_> {
-    /// The relay's local notifier: commits in this process reach the relay through it.
-    pub fn notifier(&self) -> Arc<LocalNotifier> {
-        Arc::clone(self.notifier)
-    }
-
-    /// The relay's validated options.
-    pub fn options(&self) -> &RelayOptions {
-        self.options
-    }
-
-    /// The relay's id (as in the lease tables).
-    pub fn relay_id(&self) -> &str {
-        self.options.relay_id()
-    }
-
-    /// The runtime the relay runs on; spawn the companion's tasks here.
-    pub fn runtime(&self) -> &Handle {
-        self.runtime
-    }
-}
-
-/// Starts a companion's background tasks; they are aborted once the relay has stopped.
-type Companion = Box<dyn FnOnce(&CompanionContext<'_>) -> Vec<JoinHandle<()>> + Send>;
+/// Entry point: spawns relays ([`Relay::builder`], or [`Relay::spawn`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Relay;
 
 /// Configures a relay before it starts. From [`Relay::builder`]; nothing runs until
 /// [`spawn`](Self::spawn).
@@ -91,6 +62,22 @@ impl Relay {
             options: None,
             companions: Vec::new(),
         }
+    }
+
+    /// Starts a relay on the current tokio runtime; the same as
+    /// `Relay::builder(store, publisher).options(options).spawn_unbound()`. Writers take
+    /// [`RelayHandle::notifier`]; [`Relay::builder`] hands out a writer already bound.
+    ///
+    /// Fails at once (no task started) when the store cannot renew leases and
+    /// `max_publish_duration` is unset, or outside a runtime.
+    pub fn spawn<S: OutboxStore, P: Publisher>(
+        store: S,
+        publisher: P,
+        options: RelayOptions,
+    ) -> Result<RelayHandle, RelayError> {
+        Relay::builder(store, publisher)
+            .options(options)
+            .spawn_unbound()
     }
 }
 
@@ -162,5 +149,3 @@ impl<S: OutboxStore, P: Publisher> RelayBuilder<S, P> {
         )
     }
 }
-
-pub(super) type Companions = Vec<Companion>;

@@ -1,4 +1,5 @@
-//! Spawning a relay and controlling it from outside: shutdown, readiness, state, join.
+//! Controlling a running relay from outside: shutdown, readiness, state, join. The
+//! handle is built by `spawn`, which starts the relay.
 
 use std::fmt;
 use std::future::Future;
@@ -8,43 +9,32 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tracing::{Instrument, info, info_span};
+use tracing::info;
 
-use super::RelayError;
-use super::builder::{CompanionContext, Companions};
-use super::clock::Clock;
+use super::control::{ABANDON, GRACEFUL, RUN};
+use super::error::RelayError;
 use super::local_notifier::LocalNotifier;
-use super::run_loop::Driver;
-use super::sampler::sample_backlog;
-use super::state::{self, BacklogProbe, RelayState, WaitError, backlog_probe};
-use crate::metrics::RelayMetrics;
-use crate::notifier::CommitNotifier;
-use crate::options::RelayOptions;
-use crate::publisher::Publisher;
-use crate::relay::RelayMachine;
-use crate::store::OutboxStore;
-
-/// Entry point: spawns relays ([`Relay::builder`], or [`Relay::spawn`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Relay;
+use super::state::{self, BacklogProbe, RelayState, WaitError};
 
 /// Controls a running relay, and holds the writer bound to it (`W`, from
-/// [`Relay::builder`]; `()` from [`Relay::spawn`]).
+/// [`Relay::builder`](super::Relay::builder); `()` from
+/// [`Relay::spawn`](super::Relay::spawn)).
 ///
 /// Dropping the handle does not stop the relay: call [`stop`](Self::stop) (or
 /// [`stop_on`](Self::stop_on), or [`shutdown`](Self::shutdown) and [`join`](Self::join)).
 #[must_use = "dropping a RelayHandle leaves the relay running with its leases held and no way to stop it gracefully; keep it and call `stop` or `stop_on`"]
 pub struct RelayHandle<W = ()> {
-    relay_id: String,
-    notifier: Arc<LocalNotifier>,
-    outbox: W,
-    /// 0 = run, 1 = finish the in-flight work and stop, 2 = abandon it and stop.
-    control: watch::Sender<u8>,
-    task: JoinHandle<Result<(), RelayError>>,
-    companions: Vec<JoinHandle<()>>,
-    ready: Arc<AtomicBool>,
-    state: watch::Receiver<RelayState>,
-    backlog: Option<BacklogProbe>,
+    pub(super) relay_id: String,
+    pub(super) notifier: Arc<LocalNotifier>,
+    pub(super) outbox: W,
+    /// `RUN`, `GRACEFUL` (finish the in-flight work and stop) or `ABANDON` (abandon it
+    /// and stop): see `control`.
+    pub(super) control: watch::Sender<u8>,
+    pub(super) task: JoinHandle<Result<(), RelayError>>,
+    pub(super) companions: Vec<JoinHandle<()>>,
+    pub(super) ready: Arc<AtomicBool>,
+    pub(super) state: watch::Receiver<RelayState>,
+    pub(super) backlog: Option<BacklogProbe>,
 }
 
 impl<W: fmt::Debug> fmt::Debug for RelayHandle<W> {
@@ -58,108 +48,6 @@ impl<W: fmt::Debug> fmt::Debug for RelayHandle<W> {
     }
 }
 
-/// Control states sent from the handle to the loop.
-pub(super) const RUN: u8 = 0;
-pub(super) const GRACEFUL: u8 = 1;
-pub(super) const ABANDON: u8 = 2;
-
-impl Relay {
-    /// Starts a relay on the current tokio runtime; the same as
-    /// `Relay::builder(store, publisher).options(options).spawn_unbound()`. Writers take
-    /// [`RelayHandle::notifier`]; [`Relay::builder`] hands out a writer already bound.
-    ///
-    /// Fails at once (no task started) when the store cannot renew leases and
-    /// `max_publish_duration` is unset, or outside a runtime.
-    pub fn spawn<S: OutboxStore, P: Publisher>(
-        store: S,
-        publisher: P,
-        options: RelayOptions,
-    ) -> Result<RelayHandle, RelayError> {
-        Relay::builder(store, publisher)
-            .options(options)
-            .spawn_unbound()
-    }
-}
-
-/// Starts the relay, its companions and its sampler; `writer_of` builds the handle's
-/// writer from the notifier. Everything fallible happens before the first task starts.
-pub(super) fn start<S, P, W>(
-    store: S,
-    publisher: P,
-    options: RelayOptions,
-    companions: Companions,
-    writer_of: impl FnOnce(&S, Arc<dyn CommitNotifier>) -> W,
-) -> Result<RelayHandle<W>, RelayError>
-where
-    S: OutboxStore,
-    P: Publisher,
-{
-    let runtime = tokio::runtime::Handle::try_current().map_err(|_| RelayError::NoRuntime)?;
-    let clock = Clock::start();
-    let machine = RelayMachine::new(options, store.capabilities(), clock.now())?;
-    let relay_id = machine.options().relay_id().to_owned();
-    let notifier = Arc::new(LocalNotifier::new(machine.options().bucket_count().get()));
-    let outbox = writer_of(&store, Arc::clone(&notifier) as Arc<dyn CommitNotifier>);
-    let (control, control_rx) = watch::channel(RUN);
-    let (state_tx, state) = watch::channel(RelayState::Starting);
-    let span = info_span!("outbox_relay", relay_id = %relay_id, outbox = %machine.options().metrics_name());
-    // Companions start before the relay's first step, so a transport's outgoing buffer
-    // is on before anything could be committed through this relay's notifier.
-    let context = CompanionContext {
-        notifier: &notifier,
-        options: machine.options(),
-        runtime: &runtime,
-    };
-    let companions: Vec<JoinHandle<()>> = companions
-        .into_iter()
-        .flat_map(|start| start(&context))
-        .collect();
-    let store = Arc::new(store);
-    let backlog = backlog_probe(&store);
-    let metrics = Arc::new(RelayMetrics::new(
-        machine.options().metrics_name(),
-        &relay_id,
-    ));
-    let owns_bucket_zero = Arc::new(AtomicBool::new(false));
-    let sampler = machine.options().backlog_sampling().then(|| {
-        let task = sample_backlog(
-            Arc::clone(&store),
-            Arc::clone(&metrics),
-            Arc::clone(&owns_bucket_zero),
-            machine.options().clone(),
-            clock,
-        );
-        runtime.spawn(task.instrument(span.clone()))
-    });
-    let ready = Arc::new(AtomicBool::new(false));
-    let driver = Driver {
-        clock,
-        ready: Arc::clone(&ready),
-        machine,
-        store,
-        publisher: Arc::new(publisher),
-        notifier: Arc::clone(&notifier),
-        control: control_rx,
-        metrics,
-        owns_bucket_zero,
-        sampler,
-        cycle_span: None,
-        state: state_tx,
-    };
-    let task = runtime.spawn(driver.run().instrument(span));
-    Ok(RelayHandle {
-        relay_id,
-        notifier,
-        outbox,
-        control,
-        task,
-        companions,
-        ready,
-        state,
-        backlog,
-    })
-}
-
 impl<W> RelayHandle<W> {
     /// This relay's id in the lease tables.
     pub fn relay_id(&self) -> &str {
@@ -171,8 +59,9 @@ impl<W> RelayHandle<W> {
         Arc::clone(&self.notifier)
     }
 
-    /// The writer bound to this relay's notifier (from [`Relay::builder`]): rows enqueued
-    /// through it wake this relay as soon as their transaction commits.
+    /// The writer bound to this relay's notifier (from
+    /// [`Relay::builder`](super::Relay::builder)): rows enqueued through it wake this
+    /// relay as soon as their transaction commits.
     pub fn outbox(&self) -> &W {
         &self.outbox
     }
@@ -196,7 +85,8 @@ impl<W> RelayHandle<W> {
     }
 
     /// Waits until the store reports no pending row (parked rows do not count), counting
-    /// them with [`OutboxStore::pending_metrics`] every 100 ms. Fails at once with
+    /// them with [`OutboxStore::pending_metrics`](crate::store::OutboxStore::pending_metrics)
+    /// every 100 ms. Fails at once with
     /// [`WaitError::BacklogUnsupported`] when the store lacks the backlog capability,
     /// and with [`WaitError::Stopped`] / [`WaitError::Failed`] when the relay ends while
     /// rows are still pending.

@@ -27,51 +27,32 @@
 //! [`ready`](RelayHandle::ready), [`drained`](RelayHandle::drained),
 //! [`stop_on`](RelayHandle::stop_on).
 //!
-//! One job per file: `builder` configures a relay, `clock` reads the wall and monotonic clocks, `handle` spawns the relay and controls it, `state` holds its awaitable state, `run_loop` feeds the
-//! machine its inputs and sleeps until its deadlines, `execute` turns commands into
-//! store and publisher calls, `event_log` turns the machine's events into logs and
-//! metrics, and `sampler` runs the backlog sampler beside the relay.
+//! One job per file, in the order they depend on each other: `builder` holds the entry
+//! point [`Relay`] and configures a relay, `spawn` starts it (companions, sampler, loop),
+//! `handle` controls it from outside, `run_loop` feeds the machine its inputs and sleeps
+//! until its deadlines, `execute` turns commands into store and publisher calls,
+//! `event_log` turns the machine's events into logs and metrics, `sampler` runs the
+//! backlog sampler beside the relay, and `state` holds its awaitable state. Below them:
+//! `companion` (what a companion task is given), `control` (the handle's stop word),
+//! `clock` (the wall and monotonic clocks), `local_notifier` and `error`.
 
 mod builder;
 mod clock;
+mod companion;
+mod control;
+mod error;
 mod event_log;
 mod execute;
 mod handle;
 mod local_notifier;
 mod run_loop;
 mod sampler;
+mod spawn;
 mod state;
 
-pub use builder::{CompanionContext, RelayBuilder};
-pub use handle::{Relay, RelayHandle};
+pub use builder::{Relay, RelayBuilder};
+pub use companion::CompanionContext;
+pub use error::RelayError;
+pub use handle::RelayHandle;
 pub use local_notifier::LocalNotifier;
 pub use state::{RelayState, WaitError};
-
-use crate::error::Misconfiguration;
-use crate::options::OptionsError;
-
-/// Why a relay could not start or stopped abnormally.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum RelayError {
-    /// A misconfiguration that retrying cannot fix.
-    #[error(transparent)]
-    Misconfigured(#[from] Misconfiguration),
-    /// Invalid options.
-    #[error(transparent)]
-    Options(#[from] OptionsError),
-    /// `spawn` was called outside a tokio runtime.
-    #[error("the relay must be spawned inside a tokio runtime")]
-    NoRuntime,
-    /// [`Relay::builder`] was given options whose schema is not the store's
-    /// ([`BindWriter::writer_schema`](crate::BindWriter::writer_schema)): rows bucketed
-    /// with one bucket count and read with another would never be published. Omit the
-    /// options' schema (leave `.options` out, or build them with the store's schema).
-    #[error(
-        "the relay options' schema differs from the store's schema; give both the same OutboxSchema"
-    )]
-    SchemaMismatch,
-    /// The relay task panicked (a bug); nothing was deleted past the panic.
-    #[error("the relay task panicked: {0}")]
-    Panicked(String),
-}

@@ -12,9 +12,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::info;
 
-use super::RelayError;
 use super::clock::Clock;
-use super::handle::{ABANDON, RUN};
+use super::control::{ABANDON, RUN};
+use super::error::RelayError;
 use super::local_notifier::LocalNotifier;
 use super::state::RelayState;
 use crate::error::Misconfiguration;

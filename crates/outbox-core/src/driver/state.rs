@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::RelayError;
+use super::error::RelayError;
 use crate::error::StoreError;
 use crate::store::{OutboxStore, PendingMetrics};
 
