@@ -9,7 +9,7 @@ use crate::notifier::CommitNotifier;
 use crate::schema::OutboxSchema;
 use crate::writer::BindWriter;
 
-use super::MemoryStore;
+use super::memory_store::MemoryStore;
 
 /// Writes into a [`MemoryStore`] and notifies after each commit: what
 /// `Relay::builder(memory_store, ..).spawn()` hands out as the handle's `outbox()`.

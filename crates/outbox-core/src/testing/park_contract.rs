@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::contract::{StoreFixture, row};
+use super::contract::{Capability, CheckOutcome, ContractReport, StoreFixture, row, run_check};
 use crate::message::OutboxMessage;
 use crate::park::{
     HoldKey, ParkOutcome, ParkReason, ParkRequest, ParkRow, ParkedFailure, ParkedRows,
@@ -108,20 +108,36 @@ async fn parked_ids<S: ParkedRows>(store: &S) -> Vec<i64> {
         .collect()
 }
 
-/// Runs every parking check, each on a fresh fixture from `make`.
-pub async fn run_park_contract<F, Fut, X>(make: F)
+/// Runs every parking check, each on a fresh fixture from `make`; a failing check
+/// panics. Returns (and prints) the report, naming each check that did not apply.
+pub async fn run_park_contract<F, Fut, X>(make: F) -> ContractReport
 where
     F: Fn() -> Fut,
     Fut: Future<Output = X>,
     X: StoreFixture,
     X::Store: ParkedRows,
 {
-    parking_moves_rows_only_under_a_valid_lease(&make().await).await;
-    held_rows_park_only_behind_a_lower_parked_row_of_their_key(&make().await).await;
-    requeue_restores_original_ids_ahead_of_later_rows(&make().await).await;
-    requeue_by_id_takes_the_earlier_parked_rows_of_its_key(&make().await).await;
-    discard_deletes_only_the_selection(&make().await).await;
-    backlog_metrics_count_parked_rows(&make().await).await;
+    let mut report = ContractReport::new("park contract");
+    run_check!(report, make, parking_moves_rows_only_under_a_valid_lease);
+    run_check!(
+        report,
+        make,
+        held_rows_park_only_behind_a_lower_parked_row_of_their_key
+    );
+    run_check!(
+        report,
+        make,
+        requeue_restores_original_ids_ahead_of_later_rows
+    );
+    run_check!(
+        report,
+        make,
+        requeue_by_id_takes_the_earlier_parked_rows_of_its_key
+    );
+    run_check!(report, make, discard_deletes_only_the_selection);
+    run_check!(report, make, backlog_metrics_count_parked_rows);
+    println!("{report}");
+    report
 }
 
 /// Only the bucket's owner, with an unexpired lease, parks; the row keeps every byte.
@@ -415,14 +431,14 @@ where
 }
 
 /// The backlog sample counts parked rows and dates the oldest park.
-pub async fn backlog_metrics_count_parked_rows<X>(fx: &X)
+pub async fn backlog_metrics_count_parked_rows<X>(fx: &X) -> CheckOutcome
 where
     X: StoreFixture,
     X::Store: ParkedRows,
 {
     let store = fx.store().await;
     if !store.capabilities().backlog_metrics {
-        return;
+        return CheckOutcome::NotApplicable(Capability::BacklogMetrics);
     }
     owner_of_everything(&store, "relay-a").await;
     let rows = committed(fx, vec![keyed(Some("k"), None), keyed(Some("j"), None)]).await;
@@ -436,4 +452,5 @@ where
     assert_eq!(sample.count, 0);
     assert_eq!(sample.parked_count, Some(2));
     assert_eq!(sample.oldest_parked_at, Some(at(4)));
+    CheckOutcome::Passed
 }

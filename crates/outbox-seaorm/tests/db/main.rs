@@ -25,6 +25,7 @@ mod migrations;
 mod misconfigured;
 mod parking;
 mod relay_e2e;
+mod seeding_retry;
 mod sqlite_connect;
 mod status;
 mod transactions;
