@@ -6,9 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use outbox_core::{LeaseRequest, OutboxStore, StoreError, Timestamp};
-use outbox_seaorm::{OutboxTables, SeaOrmStore, SqlNames};
-use sea_orm::ConnectionTrait;
-use sea_query::Query;
+use outbox_seaorm::{OutboxTables, SeaOrmStore};
 
 use crate::on_each_database;
 use crate::support::TestDb;
@@ -35,29 +33,6 @@ async fn acquire(store: &SeaOrmStore, relay: &str, now: Timestamp) -> Vec<i32> {
         .held
 }
 
-/// The lease table: bucket -> (owner, expiry).
-async fn lease_table(tdb: &TestDb, tables: &OutboxTables) -> BTreeMap<i32, (Option<String>, i64)> {
-    let stmt = Query::select()
-        .columns(["bucket", "owner", "expires_at_ms"])
-        .from(tables.leases_ref())
-        .to_owned();
-    tdb.db
-        .query_all(&stmt)
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r.try_get::<i32>("", "bucket").unwrap(),
-                (
-                    r.try_get::<Option<String>>("", "owner").unwrap(),
-                    r.try_get::<i64>("", "expires_at_ms").unwrap(),
-                ),
-            )
-        })
-        .collect()
-}
-
 fn assert_disjoint(views: &[(&str, &[i32])]) {
     let mut owner_of = BTreeMap::new();
     for (relay, buckets) in views {
@@ -78,7 +53,7 @@ async fn assert_matches_table(
     now: Timestamp,
 ) {
     assert_disjoint(views);
-    let table = lease_table(tdb, tables).await;
+    let table = tdb.lease_table(tables).await;
     for (relay, buckets) in views {
         for b in *buckets {
             let (owner, expires) = &table[b];

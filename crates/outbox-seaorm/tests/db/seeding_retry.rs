@@ -14,10 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use outbox_core::{LeaseRequest, OutboxSchema, OutboxStore, StoreError, Timestamp};
-use outbox_seaorm::{OutboxTables, SeaOrmStore, SqlNames};
+use outbox_seaorm::{OutboxTables, SeaOrmStore};
 use outbox_tests::unique_name;
 use sea_orm::ConnectionTrait;
-use sea_query::Query;
 
 use crate::on_each_database;
 use crate::support::{Kind, TestDb};
@@ -101,49 +100,6 @@ impl InsertRefusal {
     }
 }
 
-/// The lease table: bucket -> (owner, expiry).
-async fn lease_table(tdb: &TestDb, tables: &OutboxTables) -> BTreeMap<i32, (Option<String>, i64)> {
-    let stmt = Query::select()
-        .columns(["bucket", "owner", "expires_at_ms"])
-        .from(tables.leases_ref())
-        .to_owned();
-    tdb.observer
-        .query_all(&stmt)
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r.try_get::<i32>("", "bucket").unwrap(),
-                (
-                    r.try_get::<Option<String>>("", "owner").unwrap(),
-                    r.try_get::<i64>("", "expires_at_ms").unwrap(),
-                ),
-            )
-        })
-        .collect()
-}
-
-/// The heartbeats: relay id -> last seen.
-async fn heartbeats(tdb: &TestDb, tables: &OutboxTables) -> BTreeMap<String, i64> {
-    let stmt = Query::select()
-        .columns(["relay_id", "last_seen_at_ms"])
-        .from(tables.relays_ref())
-        .to_owned();
-    tdb.observer
-        .query_all(&stmt)
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r.try_get::<String>("", "relay_id").unwrap(),
-                r.try_get::<i64>("", "last_seen_at_ms").unwrap(),
-            )
-        })
-        .collect()
-}
-
 /// The error and every source under it, one line.
 fn chain(error: &StoreError) -> String {
     let mut text = error.to_string();
@@ -164,7 +120,7 @@ async fn a_failed_seeding_is_retried(tdb: Arc<TestDb>) {
         .build()
         .unwrap();
     let store = SeaOrmStore::new(tdb.db.clone(), schema).unwrap();
-    assert!(lease_table(&tdb, &tables).await.is_empty());
+    assert!(tdb.lease_table(&tables).await.is_empty());
 
     let refusal = refuse_lease_inserts(&tdb, &tables).await;
     let error = store
@@ -181,14 +137,14 @@ async fn a_failed_seeding_is_retried(tdb: Arc<TestDb>) {
         chain(&error)
     );
     assert!(
-        lease_table(&tdb, &tables).await.is_empty(),
+        tdb.lease_table(&tables).await.is_empty(),
         "a failed seeding leaves no lease row, so no lease is held"
     );
     // PostgreSQL runs the request as one transaction, so the heartbeat written before the
     // insert is rolled back with it; MySQL and SQLite commit each statement of the request
     // on its own (see SqlBatch), which leaves the caller's heartbeat: a live relay that
     // will retry, harmless to the others (nothing else was written).
-    let beats = heartbeats(&tdb, &tables).await;
+    let beats = tdb.heartbeats(&tables).await;
     let expected = match tdb.kind {
         Kind::Postgres => BTreeMap::new(),
         Kind::MySql | Kind::Sqlite => BTreeMap::from([("relay-a".to_owned(), T0.as_millis())]),
@@ -211,7 +167,7 @@ async fn a_failed_seeding_is_retried(tdb: Arc<TestDb>) {
     );
     let expires = now.saturating_add(LEASE).as_millis();
     assert_eq!(
-        lease_table(&tdb, &tables).await,
+        tdb.lease_table(&tables).await,
         every
             .iter()
             .map(|b| (*b, (Some("relay-a".to_owned()), expires)))
@@ -219,7 +175,7 @@ async fn a_failed_seeding_is_retried(tdb: Arc<TestDb>) {
         "one row per bucket, each held by the relay until the new expiry"
     );
     assert_eq!(
-        heartbeats(&tdb, &tables).await,
+        tdb.heartbeats(&tables).await,
         BTreeMap::from([("relay-a".to_owned(), now.as_millis())])
     );
 }

@@ -1,7 +1,7 @@
 //! Shared harness: one real database per test, unique table names, cleanup even when the
 //! test body panics.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -168,6 +168,49 @@ impl TestDb {
             .to_owned();
         let row = self.observer.query_one(&stmt).await.unwrap().unwrap();
         row.try_get::<i64>("", "n").unwrap()
+    }
+
+    /// The lease table: bucket -> (owner, expiry).
+    pub async fn lease_table(&self, tables: &OutboxTables) -> BTreeMap<i32, (Option<String>, i64)> {
+        let stmt = Query::select()
+            .columns(["bucket", "owner", "expires_at_ms"])
+            .from(tables.leases_ref())
+            .to_owned();
+        self.observer
+            .query_all(&stmt)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r.try_get::<i32>("", "bucket").unwrap(),
+                    (
+                        r.try_get::<Option<String>>("", "owner").unwrap(),
+                        r.try_get::<i64>("", "expires_at_ms").unwrap(),
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    /// The heartbeats: relay id -> last seen.
+    pub async fn heartbeats(&self, tables: &OutboxTables) -> BTreeMap<String, i64> {
+        let stmt = Query::select()
+            .columns(["relay_id", "last_seen_at_ms"])
+            .from(tables.relays_ref())
+            .to_owned();
+        self.observer
+            .query_all(&stmt)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r.try_get::<String>("", "relay_id").unwrap(),
+                    r.try_get::<i64>("", "last_seen_at_ms").unwrap(),
+                )
+            })
+            .collect()
     }
 
     /// Drops everything this test created. Errors are reported but do not mask the
