@@ -156,4 +156,4 @@ impl Headers {
 
 #[cfg(test)]
 #[path = "codec_tests.rs"]
-mod tests;
+pub(crate) mod tests;

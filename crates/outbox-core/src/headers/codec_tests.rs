@@ -10,7 +10,8 @@ const SAMPLE: &[u8] = &[
     0xff, 0xff, 0xff, 0xff, // null value
 ];
 
-fn sample() -> Headers {
+/// The two headers [`SAMPLE`] encodes (the list tests use them too).
+pub(crate) fn sample() -> Headers {
     let mut headers = Headers::new();
     headers.push("a", Some(b"xy".to_vec()));
     headers.push("", None);

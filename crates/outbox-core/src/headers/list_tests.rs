@@ -1,11 +1,5 @@
 use super::*;
-
-fn sample() -> Headers {
-    let mut headers = Headers::new();
-    headers.push("a", Some(b"xy".to_vec()));
-    headers.push("", None);
-    headers
-}
+use crate::headers::codec::tests::sample;
 
 #[test]
 fn accessors_and_conversions() {
