@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
+use super::command::Command;
+use super::event::RelayEvent;
 use super::lane::{FailingRow, StoreCall};
 use super::machine::{Life, RelayMachine};
-use super::{Command, RelayEvent};
 use crate::error::{PublishError, StoreError};
 use crate::message::OutboxMessage;
 use crate::park::{HoldKey, Holds, ParkOutcome, ParkPolicy, ParkReason, ParkRow, ParkedFailure};
