@@ -321,15 +321,39 @@ pub(crate) fn cmd_test(args: &Args) -> Result<ExitCode> {
             run_cmd(&mut cmd)
         })?;
 
-        // The workspace test build has `otel` on (the tests crate turns it on, and features
-        // unify), so the promise "no feature, nothing captured" is checked on a build of
-        // outbox-core alone, which resolves without it.
-        steps.run("feature off (outbox-core without `otel`)", || {
-            let mut cmd = Command::new(&nextest);
-            cmd.args(["nextest", "run", "-p", "outbox-core", "--lib", "--locked"])
-                .args(["-E", "test(feature_off)"]);
-            run_cmd(cmd.current_dir(&root))
-        })?;
+        // The workspace test build has every feature on (the tests crate turns on `otel`
+        // and every backend, and features unify), so what a build without a feature does
+        // is checked on another build: outbox-core without `otel` ("no feature, nothing
+        // captured"), outbox-kafka with only `gzip` (another codec is a typed error) and
+        // outbox-seaorm with only `sqlite` (another backend's URL is a typed error). One
+        // build for the three: together they resolve every dependency with the workspace
+        // build's features, so only they, the tests crate and sea-orm-migration compile
+        // again (each crate alone would rebuild tokio, sqlx and sea-orm). One run per
+        // crate, so that each must find a `feature_off` test (nextest fails on none).
+        let feature_off_build = [
+            "-p",
+            "outbox-core",
+            "-p",
+            "outbox-kafka",
+            "-p",
+            "outbox-seaorm",
+            "--no-default-features",
+            "--features",
+            "outbox-core/default,outbox-kafka/gzip,outbox-seaorm/sqlite",
+        ];
+        steps.run(
+            "feature off (core: no otel; kafka: gzip only; seaorm: sqlite only)",
+            || {
+                for package in ["outbox-core", "outbox-kafka", "outbox-seaorm"] {
+                    let mut cmd = Command::new(&nextest);
+                    cmd.args(["nextest", "run", "--lib", "--locked"])
+                        .args(feature_off_build)
+                        .args(["-E", &format!("package({package}) & test(feature_off)")]);
+                    run_cmd(cmd.current_dir(&root))?;
+                }
+                Ok(())
+            },
+        )?;
 
         // A smoke run of the benchmark: it must work; no figure is asserted.
         let version = broker_version(args, BrokerKind::Kafka);

@@ -108,43 +108,5 @@ impl Compression {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const ALL: [Compression; 5] = [
-        Compression::None,
-        Compression::Gzip,
-        Compression::Snappy,
-        Compression::Lz4,
-        Compression::Zstd,
-    ];
-
-    #[test]
-    fn enabled_codecs_compress_and_disabled_ones_fail_without_panicking() {
-        let records = vec![7u8; 4096];
-        for codec in ALL {
-            match codec.compress(&records) {
-                Ok(out) => {
-                    assert!(codec.is_enabled(), "{codec:?} compressed while off");
-                    assert!(codec == Compression::None || out.len() < records.len());
-                }
-                Err(e) => {
-                    assert!(!codec.is_enabled(), "{codec:?}: {e}");
-                    let feature = codec.feature().unwrap_or_default();
-                    assert!(e.to_string().contains(&format!("`{feature}`")), "{e}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn features_follow_cargo() {
-        assert!(Compression::None.is_enabled());
-        assert_eq!(Compression::Gzip.is_enabled(), cfg!(feature = "gzip"));
-        assert_eq!(Compression::Snappy.is_enabled(), cfg!(feature = "snappy"));
-        assert_eq!(Compression::Lz4.is_enabled(), cfg!(feature = "lz4"));
-        assert_eq!(Compression::Zstd.is_enabled(), cfg!(feature = "zstd"));
-        assert_eq!(Compression::None.feature(), None);
-        assert_eq!(Compression::Zstd.feature(), Some("zstd"));
-    }
-}
+#[path = "compression_tests.rs"]
+mod tests;

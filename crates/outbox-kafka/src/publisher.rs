@@ -12,10 +12,9 @@ use tracing::{Instrument, debug, info_span, warn};
 
 use crate::batch_cap::BatchCaps;
 use crate::cluster::{Cluster, topic_error};
-use crate::coalesce::{
-    MAX_IN_FLIGHT_PER_CONNECTION, ProduceCounters, ProduceSettings, RequestLimit,
-};
-use crate::config::{KafkaPublisherBuilder, KafkaPublisherConfig};
+use crate::coalesce::queue::{ProduceCounters, ProduceSettings};
+use crate::coalesce::{MAX_IN_FLIGHT_PER_CONNECTION, RequestLimit};
+use crate::config::{ConfigError, KafkaPublisherBuilder, KafkaPublisherConfig};
 use crate::error::{KafkaPublishError, TopicUnavailableReason, code};
 use crate::plan::{Decoded, Limits, plan};
 use crate::send::{GroupOutcome, PartitionSender, RetryPause};
@@ -406,6 +405,16 @@ impl KafkaPublisher {
     }
 }
 
+/// The builder's last step lives with what it builds, so the configuration knows nothing
+/// of the publisher.
+impl KafkaPublisherBuilder {
+    /// Validates the settings and creates the publisher. No connection is opened
+    /// until the first publish (or [`KafkaPublisher::connect`]).
+    pub fn build(self) -> Result<KafkaPublisher, ConfigError> {
+        Ok(KafkaPublisher::from_config(self.build_config()?))
+    }
+}
+
 impl Publisher for KafkaPublisher {
     async fn publish(&self, batch: &[OutboxMessage]) -> PublishOutcome {
         let span = info_span!("kafka_publish", rows = batch.len());
@@ -437,24 +446,5 @@ fn missing_after_refresh(error: KafkaPublishError) -> KafkaPublishError {
 }
 
 #[cfg(test)]
-mod missing_topic_tests {
-    use super::*;
-
-    #[test]
-    fn a_topic_unknown_after_a_refresh_waits_without_blaming_its_rows() {
-        let unknown = topic_error("gone", -1, code::UNKNOWN_TOPIC_OR_PARTITION);
-        assert!(!unknown.is_permanent(), "a produce answer stays retryable");
-        let after_refresh = missing_after_refresh(unknown);
-        assert_eq!(
-            after_refresh.topic_unavailable(),
-            Some(("gone", TopicUnavailableReason::Missing))
-        );
-        assert!(!after_refresh.blames_row());
-        let id = outbox_core::Uuid::nil();
-        let error = after_refresh.into_publish_error(id);
-        assert_eq!(error.kind, outbox_core::PublishErrorKind::Setup);
-        assert_eq!(error.blamed_message(), None);
-        let other = missing_after_refresh(topic_error("t", -1, code::LEADER_NOT_AVAILABLE));
-        assert!(!other.is_permanent(), "other codes keep their class");
-    }
-}
+#[path = "publisher_tests.rs"]
+mod missing_topic_tests;

@@ -82,33 +82,5 @@ impl TryFrom<DbBackend> for Backend {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn url_schemes() {
-        assert_eq!(
-            Backend::from_url("postgres://u@h/db"),
-            Some(Backend::Postgres)
-        );
-        assert_eq!(
-            Backend::from_url("PostgreSQL://u@h/db"),
-            Some(Backend::Postgres)
-        );
-        assert_eq!(Backend::from_url("mysql://root@h/db"), Some(Backend::MySql));
-        assert_eq!(Backend::from_url("sqlite::memory:"), Some(Backend::Sqlite));
-        assert_eq!(
-            Backend::from_url("sqlite://a.db?mode=rwc"),
-            Some(Backend::Sqlite)
-        );
-        assert_eq!(Backend::from_url("mariadb://h/db"), None);
-        assert_eq!(Backend::from_url("no scheme"), None);
-    }
-
-    #[test]
-    fn enabled_follows_the_features() {
-        assert_eq!(Backend::Postgres.is_enabled(), cfg!(feature = "postgres"));
-        assert_eq!(Backend::MySql.is_enabled(), cfg!(feature = "mysql"));
-        assert_eq!(Backend::Sqlite.is_enabled(), cfg!(feature = "sqlite"));
-    }
-}
+#[path = "backend_tests.rs"]
+mod tests;

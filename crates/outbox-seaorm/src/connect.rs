@@ -264,33 +264,5 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, DbErr> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_url_whose_backend_is_left_out_names_the_feature() {
-        let only_postgres = |b: Backend| b == Backend::Postgres;
-        let e = refuse_disabled("sqlite://orders.db?mode=rwc", only_postgres)
-            .expect_err("sqlite is off");
-        assert!(
-            matches!(e, DbErr::BackendNotSupported { db: "sqlite", .. }),
-            "{e:?}"
-        );
-        assert!(e.to_string().contains("the `sqlite` cargo feature"), "{e}");
-        let e = refuse_disabled("mysql://root@localhost/test", only_postgres)
-            .expect_err("mysql is off");
-        assert!(e.to_string().contains("the `mysql` cargo feature"), "{e}");
-        assert!(refuse_disabled("postgres://u@localhost/test", only_postgres).is_ok());
-        // Other schemes are sea-orm's to refuse.
-        assert!(refuse_disabled("oracle://h/db", only_postgres).is_ok());
-    }
-
-    /// `connect` runs the check with the build's features: an enabled backend passes.
-    /// (The crate's own tests always build every backend: its dev-dependencies enable
-    /// them; the refusal itself is covered above with a chosen feature set.)
-    #[tokio::test]
-    async fn connect_accepts_an_enabled_backend() {
-        assert!(Backend::Sqlite.is_enabled());
-        assert!(connect("sqlite::memory:").await.is_ok());
-    }
-}
+#[path = "connect_tests.rs"]
+mod tests;

@@ -1,119 +1,26 @@
-//! Writing outbox rows in the caller's transaction.
+//! Writing outbox rows in the caller's transaction: [`Outbox::enqueue`] and
+//! [`insert_rows`], and the targets they write through ([`EnqueueTarget`]).
 
-use std::collections::BTreeSet;
-use std::fmt;
 use std::sync::Arc;
 
-use outbox_core::{
-    BindWriter, CommitNotifier, EnqueueConfig, MessageBuilder, NoopNotifier, OutboxMessage,
-    OutboxSchema,
-};
-use sea_orm::{
-    ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
-    SqliteTransactionMode, TransactionOptions, TransactionTrait, Value,
-};
+use outbox_core::{BindWriter, CommitNotifier, MessageBuilder, OutboxMessage, OutboxSchema};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, Value};
 use sea_query::{Expr, Query};
 
 use crate::backend::Backend;
 use crate::entity::message::{self, timestamp_to_datetime};
 use crate::error::EnqueueError;
+use crate::outbox::{Enqueued, Outbox};
 use crate::store::SeaOrmStore;
 use crate::tables::{OutboxTables, SqlNames, quoted_messages_table};
 use crate::transaction::OutboxTransaction;
+use crate::write_txn::begin_writer;
 
 /// Rows per `INSERT` statement: 8 bound values each, so one statement stays far below
 /// every backend's parameter limit (SQLite's historical minimum is 999).
 const ROWS_PER_INSERT: usize = 100;
 
-/// The writer side of one outbox: its [`OutboxSchema`](outbox_core::OutboxSchema) (tables, bucket count, message-id
-/// header) and record size limit, and the notifier to wake after commits. Cheap to clone; build one at startup and share it.
-///
-/// Where a row goes decides when the local relay hears about it:
-///
-/// | `enqueue(target, ..)` with | the row commits | the relay is woken |
-/// |---|---|---|
-/// | [`OutboxTransaction`] (from [`begin`](Self::begin) / [`transaction`](Self::transaction)) | with the transaction | after a successful commit, with the buckets of every row enqueued in it |
-/// | [`DatabaseConnection`] (no explicit transaction) | at once | right after the insert succeeded |
-/// | a plain [`DatabaseTransaction`] | with the transaction | not by the commit: `enqueue` returns a `#[must_use]` [`NotifyAfterCommit`]; pass it to [`notify`](Self::notify) after your commit (else the relay's next poll finds the rows) |
-///
-/// A rollback, a failed commit or a transaction dropped without commit wakes nothing.
-/// Nobody waits for Kafka: a notification only records a hint and returns.
-#[derive(Clone)]
-pub struct Outbox {
-    config: Arc<EnqueueConfig>,
-    notifier: Arc<dyn CommitNotifier>,
-}
-
-impl fmt::Debug for Outbox {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Outbox")
-            .field("config", &self.config)
-            .finish_non_exhaustive()
-    }
-}
-
-/// What an enqueue wrote: how many rows, in which buckets.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Enqueued {
-    count: usize,
-    buckets: Vec<i32>,
-}
-
-impl Enqueued {
-    fn of(rows: &[OutboxMessage]) -> Self {
-        let buckets: BTreeSet<i32> = rows.iter().map(|m| m.bucket).collect();
-        Enqueued {
-            count: rows.len(),
-            buckets: buckets.into_iter().collect(),
-        }
-    }
-
-    /// Rows written.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    /// Whether nothing was written.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// The distinct buckets of the rows written, ascending.
-    pub fn buckets(&self) -> &[i32] {
-        &self.buckets
-    }
-}
-
 impl Outbox {
-    /// An outbox writing with `config`: an [`OutboxSchema`](outbox_core::OutboxSchema) (the one the relays use), an
-    /// [`EnqueueConfig`] when records need a size limit, or
-    /// [`RelayOptions::enqueue_config`](outbox_core::RelayOptions::enqueue_config) in a
-    /// process that also runs the relay. Until [`with_notifier`](Self::with_notifier) is
-    /// called, commits wake nobody and relays find the rows by polling.
-    pub fn new(config: impl Into<EnqueueConfig>) -> Self {
-        Outbox {
-            config: Arc::new(config.into()),
-            notifier: Arc::new(NoopNotifier),
-        }
-    }
-
-    /// Wakes this notifier after commits, typically the local relay's
-    /// (`RelayHandle::notifier()`).
-    pub fn with_notifier(mut self, notifier: Arc<dyn CommitNotifier>) -> Self {
-        self.notifier = notifier;
-        self
-    }
-
-    /// The table names.
-    pub fn tables(&self) -> &OutboxTables {
-        self.config.schema().tables()
-    }
-
-    /// The enqueue settings.
-    pub fn config(&self) -> &EnqueueConfig {
-        &self.config
-    }
-
     /// Validates `message` with this outbox's settings (computing its bucket) and inserts
     /// it through `target`. See the type docs for when the relay is woken.
     ///
@@ -152,7 +59,7 @@ impl Outbox {
             .into_iter()
             .enumerate()
             .map(|(index, m)| {
-                m.build(&self.config)
+                m.build(self.config())
                     .map_err(|source| EnqueueError::Invalid { index, source })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -175,35 +82,11 @@ impl Outbox {
             }
             Hook::OnCommit(txn) => {
                 insert_rows(txn, self.tables(), &rows).await?;
-                txn.record(&self.notifier, &done.buckets);
+                txn.record(self.notifier(), done.buckets());
             }
             Hook::None => insert_rows(target, self.tables(), &rows).await?,
         }
         Ok(T::receipt(done))
-    }
-
-    /// Wakes the notifier for rows you committed yourself (enqueued through a plain
-    /// [`DatabaseTransaction`]: pass the [`NotifyAfterCommit`] it returned, which derefs
-    /// to [`Enqueued`]). Call it only after the commit succeeded.
-    pub fn notify(&self, enqueued: &Enqueued) {
-        if !enqueued.is_empty() {
-            self.notifier.notify_buckets(&enqueued.buckets);
-        }
-    }
-
-    /// Begins a transaction whose [`commit`](OutboxTransaction::commit) wakes the relay
-    /// for the rows enqueued in it. Use it like a [`DatabaseTransaction`]: it implements
-    /// [`ConnectionTrait`], so entities and queries run on it directly.
-    ///
-    /// On SQLite the transaction is `BEGIN IMMEDIATE`: it takes the write lock when it
-    /// starts (waiting up to the connection's busy timeout), so it cannot fail with
-    /// `SQLITE_BUSY` halfway, when a read-first transaction would have to upgrade to
-    /// writing after another writer committed.
-    pub async fn begin(&self, db: &DatabaseConnection) -> Result<OutboxTransaction, DbErr> {
-        Ok(OutboxTransaction::new(
-            begin_writer(db).await?,
-            self.clone(),
-        ))
     }
 }
 
@@ -233,20 +116,6 @@ async fn copied_on_postgres(
     _rows: &[OutboxMessage],
 ) -> Result<bool, EnqueueError> {
     Ok(false)
-}
-
-/// A transaction that will write: `BEGIN IMMEDIATE` on SQLite, a plain `BEGIN` elsewhere.
-pub(crate) async fn begin_writer(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
-    match db.get_database_backend() {
-        DbBackend::Sqlite => {
-            db.begin_with_options(TransactionOptions {
-                sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
-                ..TransactionOptions::default()
-            })
-            .await
-        }
-        _ => db.begin().await,
-    }
 }
 
 /// Inserts `rows` exactly as given, with no validation and no notification: the
@@ -415,6 +284,23 @@ impl EnqueueTarget for OutboxTransaction {
 
     fn receipt(enqueued: Enqueued) -> Enqueued {
         enqueued
+    }
+}
+
+/// Enqueueing through the transaction's own outbox: here, with the rest of writing, so
+/// the transaction type knows only its commit hook.
+impl OutboxTransaction {
+    /// Enqueues through the outbox that began this transaction.
+    pub async fn enqueue(&self, message: MessageBuilder) -> Result<Enqueued, EnqueueError> {
+        self.outbox().enqueue(self, message).await
+    }
+
+    /// Enqueues many messages through the outbox that began this transaction.
+    pub async fn enqueue_all<I>(&self, messages: I) -> Result<Enqueued, EnqueueError>
+    where
+        I: IntoIterator<Item = MessageBuilder>,
+    {
+        self.outbox().enqueue_all(self, messages).await
     }
 }
 

@@ -353,14 +353,16 @@ pub mod entity;
 mod error;
 mod inbox;
 mod migration;
+mod outbox;
 mod store;
 mod tables;
 mod transaction;
+mod write_txn;
 
 pub use backend::{Backend, UnsupportedBackend};
 pub use connect::{ConnectSettings, connect};
 pub use ddl_migration::DdlMigration;
-pub use enqueue::{EnqueueTarget, Enqueued, Hook, NotifyAfterCommit, Outbox, insert_rows};
+pub use enqueue::{EnqueueTarget, Hook, NotifyAfterCommit, insert_rows};
 pub use error::EnqueueError;
 pub use inbox::{
     ConsumerNameError, DEFAULT_INBOX_TABLE, INBOX_MIGRATION_NAME, Inbox, InboxError,
@@ -370,6 +372,7 @@ pub use inbox::{
 pub use migration::{
     MIGRATION_NAME, Migration, PARKED_MIGRATION_NAME, ParkedMigration, ParkedTable, migrations,
 };
+pub use outbox::{Enqueued, Outbox};
 pub use store::{SeaOrmStore, StoreSetupError};
 pub use tables::{
     DEFAULT_LEASES_TABLE, DEFAULT_MESSAGES_TABLE, DEFAULT_PARKED_TABLE, DEFAULT_RELAYS_TABLE,

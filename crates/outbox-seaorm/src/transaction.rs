@@ -3,21 +3,23 @@
 //! sea-orm has no commit interceptors, so the hook lives in a wrapper: rows enqueued
 //! through it add their buckets to a set, and [`OutboxTransaction::commit`] hands that set
 //! to the notifier only once the database confirmed the commit. Rollback, a failed commit
-//! and drop (which rolls back) discard the set.
+//! and drop (which rolls back) discard the set. [`Outbox::begin`] and
+//! [`Outbox::transaction`], which start one, are here too; enqueueing through one is in
+//! `enqueue`, with every other write.
 
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use outbox_core::{CommitNotifier, MessageBuilder};
+use outbox_core::CommitNotifier;
 use sea_orm::{
     ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, ExecResult,
     QueryResult, Statement, TransactionError,
 };
 
-use crate::enqueue::{Enqueued, Outbox};
-use crate::error::EnqueueError;
+use crate::outbox::Outbox;
+use crate::write_txn::begin_writer;
 
 /// Buckets waiting for the commit, per notifier (several outboxes may write into one
 /// transaction).
@@ -44,7 +46,7 @@ impl std::fmt::Debug for OutboxTransaction {
 }
 
 impl OutboxTransaction {
-    pub(crate) fn new(txn: DatabaseTransaction, outbox: Outbox) -> Self {
+    fn new(txn: DatabaseTransaction, outbox: Outbox) -> Self {
         OutboxTransaction {
             txn,
             outbox,
@@ -52,17 +54,9 @@ impl OutboxTransaction {
         }
     }
 
-    /// Enqueues through the outbox that began this transaction.
-    pub async fn enqueue(&self, message: MessageBuilder) -> Result<Enqueued, EnqueueError> {
-        self.outbox.enqueue(self, message).await
-    }
-
-    /// Enqueues many messages through the outbox that began this transaction.
-    pub async fn enqueue_all<I>(&self, messages: I) -> Result<Enqueued, EnqueueError>
-    where
-        I: IntoIterator<Item = MessageBuilder>,
-    {
-        self.outbox.enqueue_all(self, messages).await
+    /// The outbox that began this transaction (its enqueues go through it).
+    pub(crate) fn outbox(&self) -> &Outbox {
+        &self.outbox
     }
 
     /// The underlying sea-orm transaction (for APIs that want exactly that type).
@@ -141,7 +135,23 @@ impl ConnectionTrait for OutboxTransaction {
     }
 }
 
+/// Starting an [`OutboxTransaction`].
 impl Outbox {
+    /// Begins a transaction whose [`commit`](OutboxTransaction::commit) wakes the relay
+    /// for the rows enqueued in it. Use it like a [`DatabaseTransaction`]: it implements
+    /// [`ConnectionTrait`], so entities and queries run on it directly.
+    ///
+    /// On SQLite the transaction is `BEGIN IMMEDIATE`: it takes the write lock when it
+    /// starts (waiting up to the connection's busy timeout), so it cannot fail with
+    /// `SQLITE_BUSY` halfway, when a read-first transaction would have to upgrade to
+    /// writing after another writer committed.
+    pub async fn begin(&self, db: &DatabaseConnection) -> Result<OutboxTransaction, DbErr> {
+        Ok(OutboxTransaction::new(
+            begin_writer(db).await?,
+            self.clone(),
+        ))
+    }
+
     /// Runs `callback` in an [`OutboxTransaction`], in the style of sea-orm's
     /// `TransactionTrait::transaction`: `Ok` commits (and then notifies), `Err` rolls
     /// back (and notifies nobody).

@@ -15,18 +15,20 @@
 //! before its request left is dropped unsent.
 
 mod policy;
+pub(crate) mod queue;
 
 #[cfg(test)]
 mod measure_tests;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use tokio::sync::oneshot;
 use tracing::debug;
 
 pub(crate) use self::policy::RequestLimit;
-use self::policy::{Coalescer, Waiting};
+use self::policy::Waiting;
+pub use self::queue::{PRODUCE_BATCHES_METRIC, PRODUCE_REQUESTS_METRIC};
+use self::queue::{Pending, ProduceQueue};
 use crate::wire::{Connection, PartitionBatch, ProduceAnswer, WireError};
 
 /// Produce requests awaiting their answer on one connection at a time (Kafka's own
@@ -38,74 +40,6 @@ use crate::wire::{Connection, PartitionBatch, ProduceAnswer, WireError};
 /// the send from first try to answer). Metadata and InitProducerId requests are not
 /// limited by it.
 pub(crate) const MAX_IN_FLIGHT_PER_CONNECTION: usize = 5;
-
-/// The counter of produce requests sent, exported through the `metrics` facade.
-pub const PRODUCE_REQUESTS_METRIC: &str = "outbox.kafka.produce_requests";
-
-/// The counter of partition batches carried by those requests (a batch resent counts
-/// again), exported through the `metrics` facade.
-pub const PRODUCE_BATCHES_METRIC: &str = "outbox.kafka.produce_batches";
-
-/// Produce traffic of one publisher, over all its connections.
-#[derive(Debug, Default)]
-pub(crate) struct ProduceCounters {
-    requests: AtomicU64,
-    batches: AtomicU64,
-}
-
-impl ProduceCounters {
-    /// Produce requests sent so far.
-    pub(crate) fn requests(&self) -> u64 {
-        self.requests.load(Ordering::Relaxed)
-    }
-
-    /// Partition batches those requests carried.
-    pub(crate) fn batches(&self) -> u64 {
-        self.batches.load(Ordering::Relaxed)
-    }
-
-    fn sent(&self, batches: usize) {
-        let batches = u64::try_from(batches).unwrap_or(u64::MAX);
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        self.batches.fetch_add(batches, Ordering::Relaxed);
-        metrics::counter!(PRODUCE_REQUESTS_METRIC).increment(1);
-        metrics::counter!(PRODUCE_BATCHES_METRIC).increment(batches);
-    }
-}
-
-/// How a publisher's connections gather produce requests.
-#[derive(Debug, Clone)]
-pub(crate) struct ProduceSettings {
-    pub limit: RequestLimit,
-    pub counters: Arc<ProduceCounters>,
-}
-
-/// Where one waiting batch's bytes are and where its answer goes.
-#[derive(Debug)]
-struct Pending {
-    batch: Arc<[u8]>,
-    reply: oneshot::Sender<Result<ProduceAnswer, WireError>>,
-}
-
-/// The coalescer state of one connection.
-#[derive(Debug)]
-pub(crate) struct ProduceQueue {
-    state: Mutex<Coalescer<Pending>>,
-    counters: Arc<ProduceCounters>,
-}
-
-impl ProduceQueue {
-    pub(crate) fn new(settings: &ProduceSettings) -> Self {
-        ProduceQueue {
-            state: Mutex::new(Coalescer::new(settings.limit)),
-            counters: Arc::clone(&settings.counters),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Coalescer<Pending>> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
 
 /// Sends one partition's record batch on `conn`, in a request shared with whatever other
 /// batches are ready, and returns the broker's answer for that partition.

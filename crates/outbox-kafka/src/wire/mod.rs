@@ -6,8 +6,11 @@
 //! SASL), the request and response traits and primitives, and the Metadata types. That
 //! layer carries no semver promise, so the version is pinned exactly (`=0.6.0`) and
 //! everything that names it lives under this module; the rest of the crate sees only
-//! [`Connection`] and the plain types below.
+//! [`Connection`], its failures ([`WireError`], in `error`) and the plain answers it
+//! returns (in `answers`).
 
+mod answers;
+mod error;
 mod init_producer_id;
 mod produce;
 mod stream;
@@ -25,11 +28,16 @@ use rskafka::protocol::messages::{MetadataRequest, MetadataRequestTopic};
 use rskafka::protocol::primitives::{Int16, String_};
 use tokio::io::BufStream;
 
+pub(crate) use self::answers::{
+    BrokerInfo, MetadataInfo, PartitionInfo, ProduceAnswer, ProducerIdAnswer, TopicInfo, error_name,
+};
+pub(crate) use self::error::WireError;
+use self::error::sasl_mechanism;
 use self::init_producer_id::InitProducerIdRequest;
 pub(crate) use self::produce::PartitionBatch;
 use self::produce::ProduceBatchRequest;
 use self::stream::Stream;
-use crate::coalesce::{ProduceQueue, ProduceSettings};
+use crate::coalesce::queue::{ProduceQueue, ProduceSettings};
 
 /// How to open a broker connection.
 #[derive(Debug, Clone)]
@@ -43,150 +51,6 @@ pub(crate) struct ConnectOptions {
     pub timeout: Duration,
     /// How produce requests are gathered on each connection.
     pub produce: ProduceSettings,
-}
-
-/// A failure below the Kafka error-code level.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum WireError {
-    /// TCP connect or TLS handshake failed.
-    #[error("connecting to {addr} failed: {source}")]
-    Connect {
-        addr: String,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The ApiVersions handshake failed.
-    #[error("API version handshake with {addr} failed: {message}")]
-    Handshake { addr: String, message: String },
-    /// SASL authentication was refused or failed.
-    #[error("SASL {mechanism} authentication with the broker at {addr} failed: {message}")]
-    Sasl {
-        addr: String,
-        mechanism: &'static str,
-        message: String,
-    },
-    /// The broker supports no version of a request this client can send.
-    #[error("the broker at {addr} supports no usable version of {api}")]
-    Unsupported { addr: String, api: &'static str },
-    /// The connection broke while a request was on it.
-    #[error("request to {addr} failed: {message}")]
-    Transport { addr: String, message: String },
-    /// No answer in time.
-    #[error("no answer from {addr} within {timeout:?}")]
-    Timeout { addr: String, timeout: Duration },
-}
-
-/// The SASL mechanism's registered name, for errors.
-fn sasl_mechanism(sasl: &SaslConfig) -> &'static str {
-    match sasl {
-        SaslConfig::Plain(_) => "PLAIN",
-        SaslConfig::ScramSha256(_) => "SCRAM-SHA-256",
-        SaslConfig::ScramSha512(_) => "SCRAM-SHA-512",
-        SaslConfig::Oauthbearer(_) => "OAUTHBEARER",
-    }
-}
-
-impl WireError {
-    /// The same failure again, for each partition of a request that failed as a whole.
-    pub(crate) fn duplicate(&self) -> WireError {
-        match self {
-            WireError::Connect { addr, source } => WireError::Connect {
-                addr: addr.clone(),
-                source: std::io::Error::new(source.kind(), source.to_string()),
-            },
-            WireError::Handshake { addr, message } => WireError::Handshake {
-                addr: addr.clone(),
-                message: message.clone(),
-            },
-            WireError::Sasl {
-                addr,
-                mechanism,
-                message,
-            } => WireError::Sasl {
-                addr: addr.clone(),
-                mechanism,
-                message: message.clone(),
-            },
-            WireError::Unsupported { addr, api } => WireError::Unsupported {
-                addr: addr.clone(),
-                api,
-            },
-            WireError::Transport { addr, message } => WireError::Transport {
-                addr: addr.clone(),
-                message: message.clone(),
-            },
-            WireError::Timeout { addr, timeout } => WireError::Timeout {
-                addr: addr.clone(),
-                timeout: *timeout,
-            },
-        }
-    }
-
-    /// Whether an operator has to fix something (credentials, broker version) before
-    /// retrying can help.
-    pub(crate) fn is_permanent(&self) -> bool {
-        match self {
-            WireError::Sasl { .. } | WireError::Unsupported { .. } => true,
-            // rustls reports a failed handshake (untrusted certificate, wrong host
-            // name) as invalid data; waiting does not fix a certificate.
-            WireError::Connect { source, .. } => source.kind() == std::io::ErrorKind::InvalidData,
-            _ => false,
-        }
-    }
-}
-
-/// One broker in a metadata answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct BrokerInfo {
-    pub node_id: i32,
-    /// `host:port` as the broker advertises it.
-    pub addr: String,
-}
-
-/// One partition in a metadata answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PartitionInfo {
-    pub index: i32,
-    pub leader: i32,
-    pub error_code: i16,
-}
-
-/// One topic in a metadata answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TopicInfo {
-    pub name: String,
-    pub error_code: i16,
-    pub partitions: Vec<PartitionInfo>,
-}
-
-/// A metadata answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct MetadataInfo {
-    pub brokers: Vec<BrokerInfo>,
-    pub topics: Vec<TopicInfo>,
-}
-
-/// A new producer identity, or the broker's refusal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ProducerIdAnswer {
-    pub error_code: i16,
-    pub producer_id: i64,
-    pub producer_epoch: i16,
-}
-
-/// The broker's answer for one produced batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ProduceAnswer {
-    pub error_code: i16,
-    pub base_offset: i64,
-}
-
-/// The name of a Kafka error code, for messages and logs.
-pub(crate) fn error_name(code: i16) -> String {
-    match rskafka::protocol::error::Error::new(code) {
-        Some(error) => format!("{error:?} ({code})"),
-        None => format!("NONE ({code})"),
-    }
 }
 
 /// One connection to one broker, negotiated and authenticated. Requests on it are

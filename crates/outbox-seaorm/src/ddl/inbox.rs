@@ -11,7 +11,8 @@
 
 use sea_query::{ColumnDef, Index, IndexCreateStatement, Table, TableCreateStatement};
 
-use super::{create_schema, mysql_options, render_drop, render_index, render_table, utc_timestamp};
+use super::columns::{mysql_options, utc_timestamp};
+use super::render::{create_schema, render_drop, render_index, render_table};
 use crate::backend::Backend;
 use crate::entity::inbox::{CONSUMER_MAX_LEN, Column as C};
 use crate::inbox::InboxTable;

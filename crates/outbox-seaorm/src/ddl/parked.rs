@@ -7,7 +7,8 @@
 
 use sea_query::{ColumnDef, Index, IndexCreateStatement, Table, TableCreateStatement};
 
-use super::{mysql_options, record_columns, render_drop, render_index, render_table};
+use super::columns::{mysql_options, record_columns};
+use super::render::{render_drop, render_index, render_table};
 use crate::backend::Backend;
 use crate::entity::parked;
 use crate::tables::{OutboxTables, SqlNames};

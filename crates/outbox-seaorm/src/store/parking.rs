@@ -18,9 +18,9 @@ use sea_query::{Alias, Expr, ExprTrait, Func, LockType, Order, Query, SelectStat
 
 use super::{MAX_IN_LIST, unavailable};
 use crate::backend::Backend;
-use crate::enqueue::begin_writer;
 use crate::entity::{lease, message, parked};
 use crate::tables::{OutboxTables, SqlNames};
+use crate::write_txn::begin_writer;
 
 /// Moves the rows `park_decisions` chooses, if the caller holds the bucket's lease.
 pub(crate) async fn park_rows(

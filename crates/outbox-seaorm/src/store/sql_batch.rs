@@ -95,6 +95,7 @@ impl SqlBatch {
     }
 
     /// The whole request, as sent.
+    #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
     fn joined(&self) -> String {
         let mut sql = String::new();
         for (statement, _) in &self.statements {
@@ -106,38 +107,52 @@ impl SqlBatch {
 
     /// Sends every statement in one request; returns the rows of all of them in order.
     pub(crate) async fn run(&self, db: &DatabaseConnection) -> Result<Vec<Vec<Cell>>, StoreError> {
-        use sea_orm::DatabaseConnectionType as C;
         if self.statements.is_empty() {
             return Ok(Vec::new());
         }
-        let sql = sea_orm::sqlx::AssertSqlSafe(self.joined());
-        match &db.inner {
-            #[cfg(feature = "postgres")]
-            C::SqlxPostgresPoolConnection(_) => {
-                let rows = sea_orm::sqlx::raw_sql(sql)
-                    .fetch_all(db.get_postgres_connection_pool())
-                    .await
-                    .map_err(driver_error)?;
-                Ok(rows.iter().map(cells).collect())
-            }
-            #[cfg(feature = "mysql")]
-            C::SqlxMySqlPoolConnection(_) => {
-                let rows = sea_orm::sqlx::raw_sql(sql)
-                    .fetch_all(db.get_mysql_connection_pool())
-                    .await
-                    .map_err(driver_error)?;
-                Ok(rows.iter().map(cells).collect())
-            }
-            #[cfg(feature = "sqlite")]
-            C::SqlxSqlitePoolConnection(_) => {
-                let rows = sea_orm::sqlx::raw_sql(sql)
-                    .fetch_all(db.get_sqlite_connection_pool())
-                    .await
-                    .map_err(driver_error)?;
-                Ok(rows.iter().map(cells).collect())
-            }
-            _ => self.run_one_by_one(db).await,
+        match self.run_on_pool(db).await {
+            Some(rows) => rows,
+            None => self.run_one_by_one(db).await,
         }
+    }
+
+    /// The one request, when `db` is a sqlx pool of a backend this build has; `None` for
+    /// any other connection.
+    #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+    async fn run_on_pool(
+        &self,
+        db: &DatabaseConnection,
+    ) -> Option<Result<Vec<Vec<Cell>>, StoreError>> {
+        use sea_orm::DatabaseConnectionType as C;
+        let sql = sea_orm::sqlx::AssertSqlSafe(self.joined());
+        let rows = match &db.inner {
+            #[cfg(feature = "postgres")]
+            C::SqlxPostgresPoolConnection(_) => sea_orm::sqlx::raw_sql(sql)
+                .fetch_all(db.get_postgres_connection_pool())
+                .await
+                .map(|rows| rows.iter().map(cells).collect()),
+            #[cfg(feature = "mysql")]
+            C::SqlxMySqlPoolConnection(_) => sea_orm::sqlx::raw_sql(sql)
+                .fetch_all(db.get_mysql_connection_pool())
+                .await
+                .map(|rows| rows.iter().map(cells).collect()),
+            #[cfg(feature = "sqlite")]
+            C::SqlxSqlitePoolConnection(_) => sea_orm::sqlx::raw_sql(sql)
+                .fetch_all(db.get_sqlite_connection_pool())
+                .await
+                .map(|rows| rows.iter().map(cells).collect()),
+            _ => return None,
+        };
+        Some(rows.map_err(driver_error))
+    }
+
+    /// Without a backend feature there is no sqlx pool to send one request through.
+    #[cfg(not(any(feature = "postgres", feature = "mysql", feature = "sqlite")))]
+    async fn run_on_pool(
+        &self,
+        _db: &DatabaseConnection,
+    ) -> Option<Result<Vec<Vec<Cell>>, StoreError>> {
+        None
     }
 
     async fn run_one_by_one(&self, db: &DatabaseConnection) -> Result<Vec<Vec<Cell>>, StoreError> {
@@ -159,6 +174,7 @@ impl SqlBatch {
     }
 }
 
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 fn driver_error(error: sea_orm::sqlx::Error) -> StoreError {
     unavailable(sea_orm::DbErr::Query(sea_orm::RuntimeErr::SqlxError(
         std::sync::Arc::new(error),
@@ -166,6 +182,7 @@ fn driver_error(error: sea_orm::sqlx::Error) -> StoreError {
 }
 
 /// A sqlx row's values: integers whatever their width, text, NULL.
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 fn cells<R>(row: &R) -> Vec<Cell>
 where
     R: sea_orm::sqlx::Row,
