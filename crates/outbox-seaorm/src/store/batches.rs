@@ -9,7 +9,7 @@ use sea_query::{
 };
 
 use super::cursor::ReadOutcome;
-use super::unavailable;
+use super::db_error::store_error;
 use crate::entity::message;
 use crate::tables::{OutboxTables, SqlNames, quoted_messages_table};
 
@@ -57,8 +57,8 @@ pub(crate) async fn buckets_with_pending(
         let Some(stmt) = union_of_seeks(tables, seeks) else {
             continue;
         };
-        for row in db.query_all(&stmt).await.map_err(unavailable)? {
-            found.push(row.try_get::<i32>("", "bucket").map_err(unavailable)?);
+        for row in db.query_all(&stmt).await.map_err(store_error)? {
+            found.push(row.try_get::<i32>("", "bucket").map_err(store_error)?);
         }
     }
     if let Some(bucket) = found.iter().find(|b| **b < 0 || i64::from(**b) >= count) {
@@ -128,7 +128,7 @@ fn to_messages(rows: &[QueryResult]) -> Result<Vec<OutboxMessage>, StoreError> {
         .map(|row| {
             message::Model::from_query_result(row, "")
                 .map(OutboxMessage::from)
-                .map_err(unavailable)
+                .map_err(store_error)
         })
         .collect()
 }
@@ -145,7 +145,7 @@ pub(crate) async fn next_batch(
         return Ok(Vec::new());
     }
     let stmt = batch_select(tables, bucket, start, limit);
-    let rows = db.query_all(&stmt).await.map_err(unavailable)?;
+    let rows = db.query_all(&stmt).await.map_err(store_error)?;
     to_messages(&rows)
 }
 
@@ -213,23 +213,23 @@ pub(crate) async fn next_batch_postgres(
         if check.is_some() { ", s.seen" } else { "" },
     );
     let stmt = Statement::from_sql_and_values(DbBackend::Postgres, sql, values);
-    let rows = db.query_all_raw(stmt).await.map_err(unavailable)?;
+    let rows = db.query_all_raw(stmt).await.map_err(store_error)?;
     let first = rows.first().ok_or_else(|| {
-        unavailable(DbErr::Custom(
+        store_error(DbErr::Custom(
             "the batch read returned no snapshot row".into(),
         ))
     })?;
-    let xmin: i64 = first.try_get("", "snap_xmin").map_err(unavailable)?;
-    let next_xid: i64 = first.try_get("", "snap_next_xid").map_err(unavailable)?;
+    let xmin: i64 = first.try_get("", "snap_xmin").map_err(store_error)?;
+    let next_xid: i64 = first.try_get("", "snap_next_xid").map_err(store_error)?;
     let seen = if check.is_some() {
-        let list: Option<String> = first.try_get("", "seen").map_err(unavailable)?;
+        let list: Option<String> = first.try_get("", "seen").map_err(store_error)?;
         parse_ids(list.as_deref().unwrap_or(""))?
     } else {
         Vec::new()
     };
     let empty = first
         .try_get::<Option<i64>>("", "id")
-        .map_err(unavailable)?
+        .map_err(store_error)?
         .is_none();
     let batch = if empty || limit == 0 {
         Vec::new()
@@ -256,7 +256,7 @@ fn parse_ids(list: &str) -> Result<Vec<i64>, StoreError> {
         .filter(|part| !part.is_empty())
         .map(|part| {
             part.parse::<i64>().map_err(|e| {
-                unavailable(DbErr::Custom(format!(
+                store_error(DbErr::Custom(format!(
                     "the checked read listed an id that is not a number ({part:?}): {e}"
                 )))
             })
@@ -296,7 +296,7 @@ pub(crate) async fn delete_published(
             .and_where(Expr::col(C::Bucket).add(0).eq(bucket))
             .to_owned();
         // Rows already gone (deleted by a relay that took the bucket over) are fine.
-        db.execute(&stmt).await.map_err(unavailable)?;
+        db.execute(&stmt).await.map_err(store_error)?;
     }
     Ok(())
 }

@@ -5,7 +5,7 @@ use outbox_core::{PendingMetrics, StoreError, Timestamp};
 use sea_orm::{ConnectionTrait, DatabaseConnection, QueryResult, prelude::DateTimeWithTimeZone};
 use sea_query::{Expr, Func, Query};
 
-use super::unavailable;
+use super::db_error::store_error;
 use crate::backend::Backend;
 use crate::entity::message;
 use crate::tables::{OutboxTables, SqlNames};
@@ -24,9 +24,9 @@ pub(crate) async fn pending(
     let row = db
         .query_one(&stmt)
         .await
-        .map_err(unavailable)?
+        .map_err(store_error)?
         .ok_or_else(|| StoreError::unavailable("the backlog aggregate returned no row"))?;
-    let count = row.try_get::<i64>("", "pending").map_err(unavailable)?;
+    let count = row.try_get::<i64>("", "pending").map_err(store_error)?;
     Ok(PendingMetrics {
         count: u64::try_from(count).unwrap_or_default(),
         oldest_created_at: read_oldest_created_at(&row, backend, "oldest")?,
@@ -66,11 +66,11 @@ pub(crate) fn read_oldest_created_at(
     Ok(match backend {
         Backend::Postgres | Backend::MySql => row
             .try_get::<Option<DateTimeWithTimeZone>>("", alias)
-            .map_err(unavailable)?
+            .map_err(store_error)?
             .map(|t| Timestamp::from_millis(t.timestamp_millis())),
         Backend::Sqlite => row
             .try_get::<Option<i64>>("", alias)
-            .map_err(unavailable)?
+            .map_err(store_error)?
             .map(Timestamp::from_millis),
     })
 }

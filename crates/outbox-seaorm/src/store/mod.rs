@@ -49,7 +49,7 @@ use outbox_core::{
     OutboxStore, ParkOutcome, ParkRequest, ParkedRow, ParkedRows, ParkedSelection, PendingMetrics,
     RenewOutcome, StatusSnapshot, StoreCapabilities, StoreError, Timestamp,
 };
-use sea_orm::{DatabaseConnection, DbErr};
+use sea_orm::DatabaseConnection;
 use tokio::sync::{Mutex, MutexGuard};
 use tracing::{Instrument, debug_span};
 
@@ -73,10 +73,6 @@ pub enum StoreSetupError {
 }
 use crate::tables::OutboxTables;
 use cursor::ReadPlan;
-
-/// Statements' `IN (...)` lists are cut at this many values, far below every backend's
-/// parameter limit.
-pub(crate) const MAX_IN_LIST: usize = 500;
 
 /// The outbox store for PostgreSQL, MySQL/MariaDB and SQLite.
 ///
@@ -267,14 +263,6 @@ impl SeaOrmStore {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
-}
-
-/// Every failed statement of the store maps here: a missing table, column or grant is
-/// fatal misconfiguration (see [`db_error`]); every other driver error is retryable, so
-/// the relay backs off and keeps every row. (The name predates the split; the lease code
-/// calls it too.)
-pub(crate) fn unavailable(e: DbErr) -> StoreError {
-    db_error::store_error(e)
 }
 
 impl OutboxStore for SeaOrmStore {

@@ -16,11 +16,15 @@ use outbox_core::{
 use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, FromQueryResult, Value};
 use sea_query::{Alias, Expr, ExprTrait, Func, LockType, Order, Query, SelectStatement};
 
-use super::{MAX_IN_LIST, unavailable};
+use super::db_error::store_error;
 use crate::backend::Backend;
 use crate::entity::{lease, message, parked};
 use crate::tables::{OutboxTables, SqlNames};
 use crate::write_txn::begin_writer;
+
+/// Statements' `IN (...)` lists are cut at this many values, far below every backend's
+/// parameter limit.
+const MAX_IN_LIST: usize = 500;
 
 /// Moves the rows `park_decisions` chooses, if the caller holds the bucket's lease.
 pub(crate) async fn park_rows(
@@ -29,9 +33,9 @@ pub(crate) async fn park_rows(
     tables: &OutboxTables,
     request: &ParkRequest<'_>,
 ) -> Result<ParkOutcome, StoreError> {
-    let txn = begin_writer(db).await.map_err(unavailable)?;
+    let txn = begin_writer(db).await.map_err(store_error)?;
     if !holds_lease(&txn, backend, tables, request).await? {
-        txn.rollback().await.map_err(unavailable)?;
+        txn.rollback().await.map_err(store_error)?;
         return Ok(ParkOutcome {
             lease_lost: true,
             ..ParkOutcome::default()
@@ -64,7 +68,7 @@ pub(crate) async fn park_rows(
     for (reason, ids) in &by_reason {
         for chunk in ids.chunks(MAX_IN_LIST) {
             let copy = copy_into_parked(tables, request, reason, chunk);
-            txn.execute(&copy).await.map_err(unavailable)?;
+            txn.execute(&copy).await.map_err(store_error)?;
         }
     }
     for chunk in outcome.parked.chunks(MAX_IN_LIST) {
@@ -73,9 +77,9 @@ pub(crate) async fn park_rows(
             .and_where(Expr::col(message::Column::Bucket).eq(request.bucket))
             .and_where(Expr::col(message::Column::Id).is_in(chunk.iter().copied()))
             .to_owned();
-        txn.execute(&delete).await.map_err(unavailable)?;
+        txn.execute(&delete).await.map_err(store_error)?;
     }
-    txn.commit().await.map_err(unavailable)?;
+    txn.commit().await.map_err(store_error)?;
     Ok(outcome)
 }
 
@@ -96,11 +100,11 @@ async fn holds_lease(
     if backend != Backend::Sqlite {
         select.lock(LockType::Update);
     }
-    let Some(row) = txn.query_one(&select).await.map_err(unavailable)? else {
+    let Some(row) = txn.query_one(&select).await.map_err(store_error)? else {
         return Ok(false);
     };
-    let owner: Option<String> = row.try_get("", "owner").map_err(unavailable)?;
-    let expires_at_ms: i64 = row.try_get("", "expires_at_ms").map_err(unavailable)?;
+    let owner: Option<String> = row.try_get("", "owner").map_err(store_error)?;
+    let expires_at_ms: i64 = row.try_get("", "expires_at_ms").map_err(store_error)?;
     Ok(owner.as_deref() == Some(request.relay_id) && expires_at_ms > request.now.as_millis())
 }
 
@@ -119,8 +123,8 @@ async fn pending_ids(
             .and_where(Expr::col(message::Column::Bucket).eq(bucket))
             .and_where(Expr::col(message::Column::Id).is_in(chunk.iter().map(|r| r.message.id)))
             .to_owned();
-        for row in txn.query_all(&select).await.map_err(unavailable)? {
-            found.push(row.try_get::<i64>("", "id").map_err(unavailable)?);
+        for row in txn.query_all(&select).await.map_err(store_error)? {
+            found.push(row.try_get::<i64>("", "id").map_err(store_error)?);
         }
     }
     Ok(found)
@@ -189,11 +193,11 @@ pub(crate) async fn parked_holds<C: ConnectionTrait>(
     }
     // Rows pinned to one partition hold it whatever their keys: their groups merge here.
     let mut groups: std::collections::BTreeMap<Option<HoldKey>, i64> = Default::default();
-    for row in conn.query_all(&select).await.map_err(unavailable)? {
-        let topic: String = row.try_get("", "topic").map_err(unavailable)?;
-        let key: Option<Vec<u8>> = row.try_get("", "key").map_err(unavailable)?;
-        let partition: Option<i32> = row.try_get("", "partition").map_err(unavailable)?;
-        let lowest: i64 = row.try_get("", "lowest").map_err(unavailable)?;
+    for row in conn.query_all(&select).await.map_err(store_error)? {
+        let topic: String = row.try_get("", "topic").map_err(store_error)?;
+        let key: Option<Vec<u8>> = row.try_get("", "key").map_err(store_error)?;
+        let partition: Option<i32> = row.try_get("", "partition").map_err(store_error)?;
+        let lowest: i64 = row.try_get("", "lowest").map_err(store_error)?;
         let hold = HoldKey::from_parts(&topic, key.as_deref(), partition);
         groups
             .entry(hold)
@@ -219,10 +223,10 @@ pub(crate) async fn parked_sample(
     let row = db
         .query_one(&stmt)
         .await
-        .map_err(unavailable)?
+        .map_err(store_error)?
         .ok_or_else(|| StoreError::unavailable("the parked aggregate returned no row"))?;
-    let count: i64 = row.try_get("", "parked").map_err(unavailable)?;
-    let oldest: Option<i64> = row.try_get("", "oldest_parked").map_err(unavailable)?;
+    let count: i64 = row.try_get("", "parked").map_err(store_error)?;
+    let oldest: Option<i64> = row.try_get("", "oldest_parked").map_err(store_error)?;
     Ok((
         u64::try_from(count).unwrap_or_default(),
         oldest.map(Timestamp::from_millis),
@@ -277,12 +281,12 @@ async fn read_parked<C: ConnectionTrait>(
 ) -> Result<Vec<ParkedRow>, StoreError> {
     conn.query_all(select)
         .await
-        .map_err(unavailable)?
+        .map_err(store_error)?
         .iter()
         .map(|row| {
             parked::Model::from_query_result(row, "")
                 .map(to_parked_row)
-                .map_err(unavailable)
+                .map_err(store_error)
         })
         .collect()
 }
@@ -332,10 +336,10 @@ async fn candidates(
                 .from(tables.parked_name())
                 .and_where(Expr::col(C::Id).eq(*id))
                 .to_owned();
-            let Some(row) = txn.query_one(&bucket).await.map_err(unavailable)? else {
+            let Some(row) = txn.query_one(&bucket).await.map_err(store_error)? else {
                 return Ok(Vec::new());
             };
-            let bucket: i32 = row.try_get("", "bucket").map_err(unavailable)?;
+            let bucket: i32 = row.try_get("", "bucket").map_err(store_error)?;
             select
                 .and_where(Expr::col(C::Bucket).eq(bucket))
                 .and_where(Expr::col(C::Id).lte(*id));
@@ -353,7 +357,7 @@ pub(crate) async fn requeue_parked(
     tables: &OutboxTables,
     selection: &ParkedSelection,
 ) -> Result<Vec<i64>, StoreError> {
-    let txn = begin_writer(db).await.map_err(unavailable)?;
+    let txn = begin_writer(db).await.map_err(store_error)?;
     let rows = candidates(&txn, tables, selection).await?;
     let ids = requeue_closure(&rows, selection);
     for chunk in ids.chunks(MAX_IN_LIST) {
@@ -369,10 +373,10 @@ pub(crate) async fn requeue_parked(
         let insert = insert.select_from(source).map_err(|e| {
             StoreError::unavailable(format!("cannot build the requeue statement: {e}"))
         })?;
-        txn.execute(&insert.to_owned()).await.map_err(unavailable)?;
+        txn.execute(&insert.to_owned()).await.map_err(store_error)?;
         delete_parked(&txn, tables, chunk).await?;
     }
-    txn.commit().await.map_err(unavailable)?;
+    txn.commit().await.map_err(store_error)?;
     Ok(ids)
 }
 
@@ -382,7 +386,7 @@ pub(crate) async fn discard_parked(
     tables: &OutboxTables,
     selection: &ParkedSelection,
 ) -> Result<Vec<i64>, StoreError> {
-    let txn = begin_writer(db).await.map_err(unavailable)?;
+    let txn = begin_writer(db).await.map_err(store_error)?;
     let rows = candidates(&txn, tables, selection).await?;
     let ids: Vec<i64> = rows
         .iter()
@@ -392,7 +396,7 @@ pub(crate) async fn discard_parked(
     for chunk in ids.chunks(MAX_IN_LIST) {
         delete_parked(&txn, tables, chunk).await?;
     }
-    txn.commit().await.map_err(unavailable)?;
+    txn.commit().await.map_err(store_error)?;
     Ok(ids)
 }
 
@@ -405,6 +409,6 @@ async fn delete_parked(
         .from_table(tables.parked_name())
         .and_where(Expr::col(parked::Column::Id).is_in(ids.iter().copied()))
         .to_owned();
-    txn.execute(&delete).await.map_err(unavailable)?;
+    txn.execute(&delete).await.map_err(store_error)?;
     Ok(())
 }

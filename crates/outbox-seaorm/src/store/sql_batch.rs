@@ -24,7 +24,7 @@ use sea_query::{
     MysqlQueryBuilder, PostgresQueryBuilder, QueryStatementWriter, SqliteQueryBuilder,
 };
 
-use super::unavailable;
+use super::db_error::store_error;
 
 /// One value of a result row, as far as the lease tables need: integers and text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,12 +162,12 @@ impl SqlBatch {
                 let rows = db
                     .query_all_raw(Statement::from_string(self.backend, sql.clone()))
                     .await
-                    .map_err(unavailable)?;
+                    .map_err(store_error)?;
                 for row in rows {
                     out.push(result_cells(&row));
                 }
             } else {
-                db.execute_unprepared(sql).await.map_err(unavailable)?;
+                db.execute_unprepared(sql).await.map_err(store_error)?;
             }
         }
         Ok(out)
@@ -176,7 +176,7 @@ impl SqlBatch {
 
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
 fn driver_error(error: sea_orm::sqlx::Error) -> StoreError {
-    unavailable(sea_orm::DbErr::Query(sea_orm::RuntimeErr::SqlxError(
+    store_error(sea_orm::DbErr::Query(sea_orm::RuntimeErr::SqlxError(
         std::sync::Arc::new(error),
     )))
 }

@@ -12,8 +12,9 @@ use outbox_core::{BucketRows, StatusSnapshot, StoreError, Timestamp};
 use sea_orm::{ConnectionTrait, DatabaseConnection};
 use sea_query::{Expr, Func, Query};
 
+use super::db_error::store_error;
+use super::leases;
 use super::metrics::{oldest_created_at, read_oldest_created_at};
-use super::{leases, unavailable};
 use crate::backend::Backend;
 use crate::entity::{message, parked};
 use crate::tables::{OutboxTables, SqlNames};
@@ -45,9 +46,9 @@ async fn pending_by_bucket(
         .group_by_col(message::Column::Bucket)
         .to_owned();
     let mut out = BTreeMap::new();
-    for row in db.query_all(&stmt).await.map_err(unavailable)? {
-        let bucket: i32 = row.try_get("", "bucket").map_err(unavailable)?;
-        let count: i64 = row.try_get("", "row_count").map_err(unavailable)?;
+    for row in db.query_all(&stmt).await.map_err(store_error)? {
+        let bucket: i32 = row.try_get("", "bucket").map_err(store_error)?;
+        let count: i64 = row.try_get("", "row_count").map_err(store_error)?;
         let oldest = read_oldest_created_at(&row, backend, "oldest")?;
         out.insert(
             bucket,
@@ -73,10 +74,10 @@ async fn parked_by_bucket(
         .group_by_col(parked::Column::Bucket)
         .to_owned();
     let mut out = BTreeMap::new();
-    for row in db.query_all(&stmt).await.map_err(unavailable)? {
-        let bucket: i32 = row.try_get("", "bucket").map_err(unavailable)?;
-        let count: i64 = row.try_get("", "row_count").map_err(unavailable)?;
-        let oldest: Option<i64> = row.try_get("", "oldest").map_err(unavailable)?;
+    for row in db.query_all(&stmt).await.map_err(store_error)? {
+        let bucket: i32 = row.try_get("", "bucket").map_err(store_error)?;
+        let count: i64 = row.try_get("", "row_count").map_err(store_error)?;
+        let oldest: Option<i64> = row.try_get("", "oldest").map_err(store_error)?;
         out.insert(
             bucket,
             BucketRows {
