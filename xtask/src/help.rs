@@ -48,7 +48,9 @@ STEPS (each printed with its duration; any failure exits non-zero):
        --locked -- -D warnings
     5. tests: cargo nextest run --workspace --locked --no-fail-fast, on Apache Kafka
     6. the publisher's broker suite once more, on Tansu (same build)
-    7. feature off: outbox-core's feature_off tests without `otel`
+    7. feature off: the feature_off tests of one build without the optional features
+       (outbox-core without `otel`, outbox-kafka with gzip only, outbox-seaorm with
+       sqlite only); each crate must run at least one
     8. bench smoke: the relay benchmark with --quick (see cargo xtask bench --help);
        it must run through, no figure is asserted
 
