@@ -3,7 +3,7 @@
 
 use super::graph::ImportGraph;
 use super::paths::{Import, imports, inline_paths};
-use super::rules::cfg_assertions;
+use super::rules::{cfg_assertions, inline_test_modules};
 use super::source::{code_only, without_test_items};
 use std::path::{Path, PathBuf};
 
@@ -146,4 +146,11 @@ fn literals_and_lifetimes_survive_the_lexer() {
 fn an_assertion_on_a_feature_cfg_is_found_and_a_debug_one_is_not() {
     let src = "fn t() {\n    assert_eq!(on(), cfg!(feature = \"gzip\"));\n    assert_eq!(panics(), cfg!(debug_assertions));\n    assert!(on());\n}\n";
     assert_eq!(cfg_assertions(src), [2]);
+}
+
+#[test]
+fn an_inline_test_module_is_found_and_one_in_its_own_file_is_not() {
+    let src = "fn f() {}\n#[cfg(test)]\n#[path = \"f_tests.rs\"]\nmod tests;\n#[cfg(test)]\nmod more {\n}\n";
+    assert_eq!(inline_test_modules(src), [5]);
+    assert!(inline_test_modules("#[cfg(test)]\nfn helper() {}\n").is_empty());
 }

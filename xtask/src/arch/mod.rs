@@ -1,7 +1,7 @@
 //! `cargo xtask arch`: the workspace's shape, checked. Every crate target's file-level
 //! import graph has no circle ([`graph`]), no production source file is over
-//! [`rules::MAX_PRODUCTION_LINES`] lines, and no test asserts a `cfg!` value
-//! ([`rules`]). Run by the lint step of `cargo xtask test`.
+//! [`rules::MAX_PRODUCTION_LINES`] lines or holds its unit tests inline, and no test
+//! asserts a `cfg!(feature)` value ([`rules`]). Run by the lint step of `cargo xtask test`.
 
 mod graph;
 mod paths;
@@ -10,7 +10,7 @@ mod source;
 
 use anyhow::{Context, Result, bail};
 use graph::ImportGraph;
-use rules::{MAX_PRODUCTION_LINES, cfg_assertions};
+use rules::{MAX_PRODUCTION_LINES, cfg_assertions, inline_test_modules};
 use std::path::{Path, PathBuf};
 
 /// The workspace members named in the root manifest's `members = [...]`.
@@ -105,9 +105,14 @@ pub(crate) fn check(root: &Path) -> Result<()> {
             }
             if member.starts_with("crates") {
                 for file in &graph.files {
-                    let lines = std::fs::read_to_string(root.join(&file.path))?
-                        .lines()
-                        .count();
+                    let src = std::fs::read_to_string(root.join(&file.path))?;
+                    for line in inline_test_modules(&src) {
+                        findings.push(format!(
+                            "{}:{line}: an inline test module (move it to a sibling *_tests.rs file)",
+                            file.path.display()
+                        ));
+                    }
+                    let lines = src.lines().count();
                     if lines > MAX_PRODUCTION_LINES {
                         findings.push(format!(
                             "{}: {lines} lines (a production file has at most {MAX_PRODUCTION_LINES})",
