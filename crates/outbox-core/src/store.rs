@@ -146,8 +146,9 @@ pub struct RenewOutcome {
 pub struct PendingMetrics {
     /// Pending rows in every bucket.
     pub count: u64,
-    /// Creation time of the oldest pending row; `None` when the store knows the count
-    /// but cannot aggregate timestamps (or when the count is zero).
+    /// Creation time of the oldest pending row; `None` only when the count is zero (the
+    /// store contract checks it: a store that cannot date its rows does not claim
+    /// [`StoreCapabilities::backlog_metrics`]).
     pub oldest_created_at: Option<Timestamp>,
     /// Parked rows in every bucket; `None` when the store does not park.
     pub parked_count: Option<u64>,
