@@ -23,10 +23,10 @@
 //! ports), `paths` (the workspace directories: [`tools_dir`], [`shared_dir`]),
 //! [`install`](ensure_installed) (Tansu's download or build), `kafka_install` (Kafka's
 //! jars), `kafka_config` (settings → `server.properties`), [`probe`](api_versions) (is a
-//! Kafka broker answering?), [`process`](Broker) (one broker process), `ports` and
-//! `procfs` (what `process` needs from the machine) and [`admin`]. This module only
-//! declares them and re-exports their public items; the children import each other
-//! directly, never through it.
+//! Kafka broker answering?), [`process`](Broker) (one broker process: a directory of one
+//! file per job), `ports` and `procfs` (what `process` needs from the machine) and
+//! [`admin`]. This module only declares them and re-exports their public items; the
+//! children import each other directly, never through it.
 
 pub mod admin;
 mod install;
