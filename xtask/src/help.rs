@@ -14,8 +14,8 @@ COMMANDS:
     bench     Benchmark the relay against a database and the broker; prints a table and
               writes target/bench/latest.json
     arch      Check the workspace's shape: no file-level import circle in any crate,
-              no production file over 600 lines or with its unit tests inline, no
-              test asserting a cfg!(feature)
+              no source file over 600 lines, no library file with its unit tests
+              inline, no test asserting a cfg!(feature)
     help      Print this help; `cargo xtask help <COMMAND>` for a command's help
 
 GLOBAL OPTIONS:

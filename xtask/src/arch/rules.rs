@@ -4,7 +4,7 @@
 
 use super::source::{balanced_len, code_only};
 
-/// The most lines a production source file (below `crates/*/src`, tests excluded) may
+/// The most lines a source file of any member (its `src/`, unit-test files excluded) may
 /// have.
 pub(crate) const MAX_PRODUCTION_LINES: usize = 600;
 
