@@ -4,8 +4,9 @@
 use super::fault::PRODUCE;
 use super::wire::{Cursor, request_header};
 
-/// The topic-partitions a Produce request (v3..=8) writes to.
-pub(super) fn produce_targets(request: &[u8], version: i16) -> Option<Vec<(String, i32)>> {
+/// A cursor at the topic array of a Produce request (v3..=8): past the request header's
+/// client id and the transactional id, acks and timeout. `None` for another version.
+fn topics_of(request: &[u8], version: i16) -> Option<Cursor<'_>> {
     if !(3..=8).contains(&version) {
         return None;
     }
@@ -17,6 +18,12 @@ pub(super) fn produce_targets(request: &[u8], version: i16) -> Option<Vec<(Strin
     c.string()?; // transactional id
     c.i16()?; // acks
     c.i32()?; // timeout
+    Some(c)
+}
+
+/// The topic-partitions a Produce request (v3..=8) writes to.
+pub(super) fn produce_targets(request: &[u8], version: i16) -> Option<Vec<(String, i32)>> {
+    let mut c = topics_of(request, version)?;
     let mut out = Vec::new();
     for _ in 0..c.i32()? {
         let name = String::from_utf8_lossy(c.string()??).into_owned();
@@ -38,17 +45,10 @@ pub(super) fn produce_error_response(
     code: i16,
 ) -> Option<Vec<u8>> {
     let (api_key, ..) = request_header(request)?;
-    if api_key != PRODUCE || !(3..=8).contains(&version) {
+    if api_key != PRODUCE {
         return None;
     }
-    let mut c = Cursor {
-        buf: request,
-        pos: 12,
-    };
-    c.string()?; // client id
-    c.string()?; // transactional id
-    c.i16()?; // acks
-    c.i32()?; // timeout
+    let mut c = topics_of(request, version)?;
     let mut body = Vec::new();
     let topics = c.i32()?;
     body.extend_from_slice(&topics.to_be_bytes());

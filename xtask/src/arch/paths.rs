@@ -118,7 +118,7 @@ pub(crate) fn inline_paths(code: &str) -> Vec<Vec<String>> {
     let chars: Vec<(usize, char)> = code.char_indices().collect();
     let mut k = 0;
     while k < chars.len() {
-        let (i, c) = chars[k];
+        let c = chars[k].1;
         let prev = k.checked_sub(1).map(|p| chars[p].1);
         let starts = is_ident(c) && prev.is_none_or(|p| !is_ident(p) && p != ':');
         if !starts {
@@ -152,7 +152,6 @@ pub(crate) fn inline_paths(code: &str) -> Vec<Vec<String>> {
             out.push(segs);
         }
         k = j.max(k + 1);
-        let _ = i;
     }
     out
 }
